@@ -1,0 +1,192 @@
+"""The scheduler cache and its snapshot (internal/cache/cache.go, snapshot.go, node_tree.go).
+
+kubesched schedules one pod at a time against the cache's own NodeInfos, so the "snapshot"
+handed to plugins is a view of the cache that is only mutated between scheduling cycles
+(assume / forget / informer events). Lists that upstream rebuilds on every snapshot update
+(nodes with affinity pods, image states) are recomputed lazily when the cache changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from kubesched.framework import ImageStateSummary, NodeInfo, NodeTable, PodInfo
+from kubesched.objects import Node, Pod
+
+_ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
+_REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
+
+
+def zone_key(node: Node) -> str:
+    """utilnode.GetZoneKey: region + ":\\x00:" + zone, beta labels first; "" if neither."""
+    labels = node.meta.labels
+    zone = next((labels[k] for k in _ZONE_LABELS if labels.get(k)), "")
+    region = next((labels[k] for k in _REGION_LABELS if labels.get(k)), "")
+    if not zone and not region:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+def node_tree_order(nodes: Iterable[Node]) -> list[Node]:
+    """nodeTree.list: zones in first-seen order, one node per zone per round."""
+    zones: dict[str, list[Node]] = {}
+    for n in nodes:
+        zones.setdefault(zone_key(n), []).append(n)
+    out: list[Node] = []
+    lists = list(zones.values())
+    i = 0
+    while True:
+        added = False
+        for lst in lists:
+            if i < len(lst):
+                out.append(lst[i])
+                added = True
+        if not added:
+            return out
+        i += 1
+
+
+class Snapshot:
+    """NodeInfoLister over the cache (framework.SharedLister)."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self, cache: Cache) -> None:
+        self._cache = cache
+
+    def list(self) -> Sequence[NodeInfo]:
+        return self._cache.ordered()
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self._cache.node_infos.get(name)
+
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]:
+        return [ni for ni in self._cache.ordered() if ni.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]:
+        return [ni for ni in self._cache.ordered() if ni.pods_with_required_anti_affinity]
+
+    @property
+    def table(self) -> NodeTable:
+        return self._cache.table
+
+    def __len__(self) -> int:
+        return len(self._cache.node_infos)
+
+
+class Cache:
+    """Nodes and the pods on them, including assumed (bound-in-cycle) pods."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.table = NodeTable(capacity)
+        self.node_infos: dict[str, NodeInfo] = {}
+        self._order: list[NodeInfo] | None = None
+        self._pod_node: dict[str, str] = {}  # uid -> node name
+        self._pending_pods: dict[str, list[Pod]] = {}  # pods on nodes not (yet) known
+        self.assumed: set[str] = set()
+        self.snapshot = Snapshot(self)
+
+    # ---- nodes
+    def add_nodes(self, nodes: Iterable[Node]) -> None:
+        """Add many nodes, computing image states once."""
+        for node in nodes:
+            self.add_node(node, refresh=False)
+        self._refresh_images()
+
+    def add_node(self, node: Node, *, refresh: bool = True) -> NodeInfo:
+        ni = self.node_infos.get(node.meta.name)
+        if ni is not None:
+            return self.update_node(node)
+        ni = NodeInfo(node)
+        ni.index = self.table.add_node(node)
+        ni.table = self.table
+        self.node_infos[node.meta.name] = ni
+        for pod in self._pending_pods.pop(node.meta.name, []):
+            ni.add_pod(pod)
+        self._order = None
+        if refresh:
+            self._refresh_images()
+        return ni
+
+    def update_node(self, node: Node) -> NodeInfo:
+        ni = self.node_infos[node.meta.name]
+        ni.set_node(node)
+        self.table.set_node(ni.index, node)
+        self._order = None
+        self._refresh_images()
+        return ni
+
+    def remove_node(self, name: str) -> None:
+        ni = self.node_infos.pop(name, None)
+        if ni is None:
+            return
+        self.table.clear_row(ni.index)
+        self._order = None
+        self._refresh_images()
+
+    def ordered(self) -> list[NodeInfo]:
+        if self._order is None:
+            by_name = self.node_infos
+            self._order = [by_name[n.meta.name] for n in node_tree_order(
+                ni.node for ni in by_name.values() if ni.node is not None)]
+        return self._order
+
+    def _refresh_images(self) -> None:
+        """Image states: size as first seen per name, numNodes = nodes listing the name."""
+        sizes: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        for ni in self.node_infos.values():
+            node = ni.node
+            if node is None:
+                continue
+            seen: set[str] = set()
+            for image in node.images:
+                for name in image.names:
+                    sizes.setdefault(name, image.size_bytes)
+                    if name not in seen:
+                        seen.add(name)
+                        counts[name] = counts.get(name, 0) + 1
+        summaries = {name: ImageStateSummary(sizes[name], counts[name]) for name in sizes}
+        for ni in self.node_infos.values():
+            node = ni.node
+            if node is None:
+                continue
+            ni.image_states = {name: summaries[name] for image in node.images for name in image.names}
+
+    # ---- pods
+    def add_pod(self, pod: Pod) -> None:
+        """A pod bound to ``pod.node_name`` (informer add, or assume)."""
+        ni = self.node_infos.get(pod.node_name)
+        self._pod_node[pod.uid] = pod.node_name
+        if ni is None:
+            self._pending_pods.setdefault(pod.node_name, []).append(pod)
+            return
+        ni.add_pod_info(PodInfo(pod))
+
+    def remove_pod(self, pod: Pod) -> None:
+        node_name = self._pod_node.pop(pod.uid, pod.node_name)
+        self.assumed.discard(pod.uid)
+        ni = self.node_infos.get(node_name)
+        if ni is not None:
+            ni.remove_pod(pod)
+        else:
+            lst = self._pending_pods.get(node_name, [])
+            lst[:] = [p for p in lst if p.uid != pod.uid]
+
+    def assume_pod(self, pod: Pod) -> None:
+        """Cache.AssumePod: the pod counts on its node before the bind completes."""
+        self.add_pod(pod)
+        self.assumed.add(pod.uid)
+
+    def finish_binding(self, pod: Pod) -> None:
+        self.assumed.discard(pod.uid)
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Cache.ForgetPod: undo an assume after a failed bind."""
+        self.remove_pod(pod)
+
+    def node_of(self, pod: Pod) -> str | None:
+        return self._pod_node.get(pod.uid)
+
+    def pods(self) -> list[Pod]:
+        return [pi.pod for ni in self.node_infos.values() for pi in ni.pods]

@@ -1,0 +1,1 @@
+"""Framework runtime: profile building, the plugin runner and the Handle."""

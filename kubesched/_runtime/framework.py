@@ -1,0 +1,388 @@
+"""A profile's framework: plugins per extension point and the runners
+(framework/runtime/framework.go: frameworkImpl and its Run*Plugins methods).
+
+The hot path (filtering and scoring many nodes) uses plugins' batch methods over the
+NodeTable when every plugin involved has one; per-node methods remain the definition, and
+are used to build the exact Status of each node a batch rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched._runtime.handle import FrameworkHandle
+from kubesched.errors import PluginError
+from kubesched.framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    Code,
+    CycleState,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    Status,
+)
+from kubesched.framework.interfaces import IntArray
+from kubesched.objects import Pod
+
+EXTENSION_POINT_ORDER = ("PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore", "Score",
+                         "Reserve", "Permit", "PreBind", "Bind", "PostBind")
+
+
+@dataclass(slots=True)
+class PluginScores:
+    """Scores of one plugin over the scored nodes (weighted, after normalization)."""
+
+    name: str
+    scores: IntArray
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    nodes: list[NodeInfo]
+    totals: IntArray
+    plugins: list[PluginScores] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for i, ni in enumerate(self.nodes):
+            out[ni.name] = {ps.name: int(ps.scores[i]) for ps in self.plugins}
+        return out
+
+
+class Framework:
+    """The plugins of one profile, in extension-point order, and their runners."""
+
+    def __init__(self, profile_name: str, points: Mapping[str, Sequence[Any]], score_weights: Mapping[str, int],
+                 handle: FrameworkHandle, *, percentage_of_nodes_to_score: int | None = None) -> None:
+        self.profile_name = profile_name
+        self.handle = handle
+        handle.framework = self
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.pre_enqueue = list(points.get("PreEnqueue", ()))
+        queue_sort = list(points.get("QueueSort", ()))
+        if len(queue_sort) != 1:
+            raise PluginError(f"only one queue sort plugin required for profile with scheduler name {profile_name!r}, but got {len(queue_sort)}")
+        self.queue_sort = queue_sort[0]
+        self.pre_filter = list(points.get("PreFilter", ()))
+        self.filter = list(points.get("Filter", ()))
+        self.post_filter = list(points.get("PostFilter", ()))
+        self.pre_score = list(points.get("PreScore", ()))
+        self.score = list(points.get("Score", ()))
+        self.reserve = list(points.get("Reserve", ()))
+        self.permit = list(points.get("Permit", ()))
+        self.pre_bind = list(points.get("PreBind", ()))
+        self.bind = list(points.get("Bind", ()))
+        if not self.bind:
+            raise PluginError(f"at least one bind plugin is needed for profile with scheduler name {profile_name!r}")
+        self.post_bind = list(points.get("PostBind", ()))
+        self.score_weights = {p.name: int(score_weights.get(p.name, 1)) or 1 for p in self.score}
+        total = 0
+        for p in self.score:
+            w = self.score_weights[p.name]
+            if w * MAX_NODE_SCORE > (2**63 - 1) - total:
+                raise PluginError("total score of Score plugins could overflow")
+            total += w * MAX_NODE_SCORE
+        self._pre_filter_ext = {p.name: p.pre_filter_extensions() for p in self.pre_filter}
+        self._filter_batch = {p.name: getattr(p, "filter_batch", None) for p in self.filter}
+        self._score_batch = {p.name: getattr(p, "score_batch", None) for p in self.score}
+        self._normalize = {p.name: getattr(p, "normalize_score", None) for p in self.score}
+        self._normalize_batch = {p.name: getattr(p, "normalize_score_batch", None) for p in self.score}
+
+    # ------------------------------------------------------------------ queue
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return bool(self.queue_sort.less(a, b))
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        for p in self.pre_enqueue:
+            s = p.pre_enqueue(pod)
+            if s is not None and not s.is_success():
+                return s.with_plugin(p.name)
+        return None
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter)
+
+    # ------------------------------------------------------------------ PreFilter
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """RunPreFilterPlugins: Skip marks a plugin's Filter skipped; Unresolvable stops at
+        once; Unschedulable is remembered and the others still run."""
+        result: PreFilterResult | None = None
+        plugins_with_nodes: set[str] = set()
+        skip: set[str] = set()
+        return_status: Status | None = None
+        for p in self.pre_filter:
+            r, s = p.pre_filter(state, pod)
+            if s is not None and s.code == Code.SKIP:
+                skip.add(p.name)
+                continue
+            if s is not None and s.code != Code.SUCCESS:
+                s = s.with_plugin(p.name)
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, s, set()
+                if s.code == Code.UNSCHEDULABLE:
+                    return_status = s
+                    continue
+                return None, Status(Code.ERROR, (f"running PreFilter plugin {p.name!r}: {s.message}",), p.name, s.error), set()
+            if r is not None and not r.all_nodes():
+                plugins_with_nodes.add(p.name)
+            if r is not None:
+                result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                names = sorted(plugins_with_nodes)
+                if len(names) == 1:
+                    msg = f"node(s) didn't satisfy plugin {names[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), plugins_with_nodes
+        state.skip_filter_plugins = skip
+        return result, return_status, plugins_with_nodes
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        for p in self.pre_filter:
+            ext = self._pre_filter_ext.get(p.name)
+            if ext is None or p.name in state.skip_filter_plugins:
+                continue
+            s = ext.add_pod(state, pod, pod_info, node_info)
+            if s is not None and not s.is_success():
+                return Status(Code.ERROR, (f"running AddPod on PreFilter plugin {p.name!r}: {s.message}",), p.name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        for p in self.pre_filter:
+            ext = self._pre_filter_ext.get(p.name)
+            if ext is None or p.name in state.skip_filter_plugins:
+                continue
+            s = ext.remove_pod(state, pod, pod_info, node_info)
+            if s is not None and not s.is_success():
+                return Status(Code.ERROR, (f"running RemovePod on PreFilter plugin {p.name!r}: {s.message}",), p.name)
+        return None
+
+    # ------------------------------------------------------------------ Filter
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """RunFilterPlugins: the first failing plugin's status, with the plugin set."""
+        skip = state.skip_filter_plugins
+        for p in self.filter:
+            if p.name in skip:
+                continue
+            s = p.filter(state, pod, node_info)
+            if s is not None and s.code != Code.SUCCESS:
+                if not s.is_rejected():
+                    s = Status(Code.ERROR, (f"running {p.name!r} filter plugin: {s.message}",), p.name, s.error)
+                return s.with_plugin(p.name)
+        return None
+
+    def _add_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[bool, CycleState, NodeInfo]:
+        """addNominatedPods: nominated pods of >= priority (other than ``pod``) added to
+        a clone of the node and of the state."""
+        nominated = self.handle.nominator.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return False, state, node_info
+        node_out: NodeInfo | None = None
+        state_out: CycleState | None = None
+        for pi in nominated:
+            if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid:
+                if node_out is None or state_out is None:
+                    node_out = node_info.clone()
+                    state_out = state.clone()
+                node_out.add_pod_info(pi)
+                s = self.run_pre_filter_extension_add_pod(state_out, pod, pi, node_out)
+                if s is not None and not s.is_success():
+                    raise PluginError(s.message)
+        if node_out is None or state_out is None:
+            return False, state, node_info
+        return True, state_out, node_out
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """RunFilterPluginsWithNominatedPods: with nominated pods first, then (if that
+        passed and pods were added) without them."""
+        try:
+            added, state_with, node_with = self._add_nominated_pods(state, pod, node_info)
+        except PluginError as e:
+            return Status.as_error(e)
+        status = self.run_filter_plugins(state_with, pod, node_with)
+        if status is not None and status.code != Code.SUCCESS and not status.is_rejected():
+            return status
+        if added and (status is None or status.code == Code.SUCCESS):
+            status = self.run_filter_plugins(state, pod, node_info)
+        return status
+
+    def batch_filters(self, state: CycleState) -> tuple[list[Any], list[Any]]:
+        """The active filter plugins split into (batch-capable methods, per-node-only plugins)."""
+        skip = state.skip_filter_plugins
+        batch: list[Any] = []
+        per_node: list[Any] = []
+        for p in self.filter:
+            if p.name in skip:
+                continue
+            fb = self._filter_batch.get(p.name)
+            if fb is not None:
+                batch.append(fb)
+            else:
+                per_node.append(p)
+        return batch, per_node
+
+    def run_filter_plugins_subset(self, plugins: list[Any], state: CycleState, pod: Pod, node_info: NodeInfo) -> bool:
+        for p in plugins:
+            s = p.filter(state, pod, node_info)
+            if s is not None and s.code != Code.SUCCESS:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ PostFilter
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod, statuses: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for p in self.post_filter:
+            r, s = p.post_filter(state, pod, statuses)
+            if s is None or s.is_success():
+                return r, s or Status()
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(p.name)
+            if not s.is_rejected():
+                return None, Status(Code.ERROR, s.reasons, p.name, s.error)
+            if r is not None and r.nominating_info is not None and r.nominating_info.mode != 0:
+                result = r
+            reasons.extend(s.reasons)
+            if not rejector:
+                rejector = p.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    # ------------------------------------------------------------------ Score
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip: set[str] = set()
+        for p in self.pre_score:
+            s = p.pre_score(state, pod, nodes)
+            if s is not None and s.code == Code.SKIP:
+                skip.add(p.name)
+                continue
+            if s is not None and s.code != Code.SUCCESS:
+                return Status(Code.ERROR, (f"running PreScore plugin {p.name!r}: {s.message}",), p.name, s.error)
+        state.skip_score_plugins = skip
+        return None
+
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> ScoreResult:
+        """RunScorePlugins: score, normalize, validate range, weight. Raises PluginError on
+        an Error status or an out-of-range score."""
+        skip = state.skip_score_plugins
+        rows: IntArray | None = None
+        n = len(nodes)
+        totals = np.zeros(n, np.int64)
+        out = ScoreResult(nodes, totals)
+        for p in self.score:
+            if p.name in skip:
+                continue
+            sb = self._score_batch[p.name]
+            if sb is not None:
+                if rows is None:
+                    rows = np.fromiter((ni.index for ni in nodes), np.int64, n)
+                scores = np.asarray(sb(state, pod, self.handle.snapshot.table, rows), dtype=np.int64)
+            else:
+                scores = np.fromiter((self._score_one(p, state, pod, ni) for ni in nodes), np.int64, n)
+            nb = self._normalize_batch[p.name]
+            norm = self._normalize[p.name]
+            if nb is not None:
+                scores = np.asarray(nb(state, pod, scores), dtype=np.int64)
+            elif norm is not None:
+                lst = [NodeScore(ni.name, int(s)) for ni, s in zip(nodes, scores)]
+                st = norm(state, pod, lst)
+                if st is not None and not st.is_success():
+                    raise PluginError(f"running Normalize on Score plugins: plugin {p.name!r} failed with: {st.message}")
+                scores = np.fromiter((ns.score for ns in lst), np.int64, n)
+            if n and (int(scores.max()) > MAX_NODE_SCORE or int(scores.min()) < MIN_NODE_SCORE):
+                bad = next(int(s) for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
+                raise PluginError(f"plugin {p.name!r} returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+            weighted = scores * self.score_weights[p.name]
+            out.plugins.append(PluginScores(p.name, weighted))
+            totals += weighted
+        return out
+
+    @staticmethod
+    def _score_one(p: Any, state: CycleState, pod: Pod, ni: NodeInfo) -> int:
+        r = p.score(state, pod, ni)
+        if isinstance(r, tuple):
+            score, status = r
+            if status is not None and not status.is_success():
+                raise PluginError(f"running Score plugins: plugin {p.name!r} failed with: {status.message}")
+            return int(score)
+        return int(r)
+
+    # ------------------------------------------------------------------ Reserve .. PostBind
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for p in self.reserve:
+            s = p.reserve(state, pod, node_name)
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(p.name)
+                return Status(Code.ERROR, (f"running Reserve plugin {p.name!r}: {s.message}",), p.name, s.error)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        # Unreserve runs in the reverse order of Reserve.
+        for p in reversed(self.reserve):
+            p.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, dict[str, float]]:
+        """Returns (status, {plugin: wait timeout}) — a Wait status when some plugin waits."""
+        waits: dict[str, float] = {}
+        for p in self.permit:
+            s, timeout = p.permit(state, pod, node_name)
+            if s is None or s.is_success():
+                continue
+            if s.is_rejected():
+                return s.with_plugin(p.name), {}
+            if s.code == Code.WAIT:
+                waits[p.name] = min(float(timeout), 15 * 60.0)
+                continue
+            return Status(Code.ERROR, (f"running Permit plugin {p.name!r}: {s.message}",), p.name, s.error), {}
+        if waits:
+            return Status(Code.WAIT, (f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}",)), waits
+        return None, {}
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for p in self.pre_bind:
+            s = p.pre_bind(state, pod, node_name)
+            if s is not None and not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(p.name)
+                return Status(Code.ERROR, (f"running PreBind plugin {p.name!r}: {s.message}",), p.name, s.error)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        status: Status | None = None
+        for p in self.bind:
+            status = p.bind(state, pod, node_name)
+            if status is not None and status.code == Code.SKIP:
+                continue
+            if status is not None and not status.is_success():
+                if status.is_rejected():
+                    return status.with_plugin(p.name)
+                return Status(Code.ERROR, (f"running Bind plugin {p.name!r}: {status.message}",), p.name, status.error)
+            return status
+        return status
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for p in self.post_bind:
+            p.post_bind(state, pod, node_name)
+
+    def plugins_at(self, point: str) -> list[Any]:
+        attr = {"PreEnqueue": "pre_enqueue", "PreFilter": "pre_filter", "Filter": "filter", "PostFilter": "post_filter",
+                "PreScore": "pre_score", "Score": "score", "Reserve": "reserve", "Permit": "permit",
+                "PreBind": "pre_bind", "Bind": "bind", "PostBind": "post_bind"}
+        if point == "QueueSort":
+            return [self.queue_sort]
+        return list(getattr(self, attr[point]))

@@ -1,0 +1,134 @@
+"""The concrete Handle given to plugins (framework/runtime/framework.go's frameworkImpl
+as a Handle): snapshot, listers, nominator and the framework's own runners."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kubesched._cache import Cache, Snapshot
+from kubesched.cluster.memory import MemoryObjects
+from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework.handle import ObjectLister
+from kubesched.objects import Node, Pod
+
+if TYPE_CHECKING:
+    from kubesched._runtime.framework import Framework
+
+
+class Nominator:
+    """Nominated pods per node (internal/queue: nominator)."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add(self, pod_info: PodInfo, node_name: str) -> None:
+        self.delete(pod_info.pod)
+        if not node_name:
+            return
+        self._by_node.setdefault(node_name, []).append(pod_info)
+        self._node_of[pod_info.pod.uid] = node_name
+
+    def delete(self, pod: Pod) -> None:
+        node = self._node_of.pop(pod.uid, None)
+        if node is None:
+            return
+        lst = self._by_node.get(node, [])
+        lst[:] = [pi for pi in lst if pi.pod.uid != pod.uid]
+        if not lst:
+            self._by_node.pop(node, None)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._by_node.get(node_name, ()))
+
+    def nominated_node(self, pod: Pod) -> str:
+        return self._node_of.get(pod.uid, "")
+
+    def __bool__(self) -> bool:
+        return bool(self._node_of)
+
+
+class FrameworkHandle:
+    """Handle implementation shared by a profile's plugins."""
+
+    def __init__(self, cache: Cache, objects: ObjectLister | None = None, nominator: Nominator | None = None,
+                 *, profile_name: str = "default-scheduler",
+                 binder: Callable[[Pod, str], None] | None = None,
+                 deleter: Callable[[Pod, str], None] | None = None,
+                 clear_nomination: Callable[[Pod], None] | None = None,
+                 deterministic: bool = False, rng: random.Random | None = None) -> None:
+        self.cache = cache
+        self._objects: ObjectLister = objects if objects is not None else MemoryObjects()
+        self._nominator = nominator if nominator is not None else Nominator()
+        self._profile_name = profile_name
+        self._binder = binder
+        self._deleter = deleter
+        self._clear_nomination = clear_nomination
+        self._deterministic = deterministic
+        self._rng = rng if rng is not None else random.Random()
+        self.framework: Framework | None = None
+
+    @classmethod
+    def for_nodes(cls, nodes: Sequence[Node], pods: Sequence[Pod] = (), objects: ObjectLister | None = None,
+                  **kwargs: Any) -> FrameworkHandle:
+        """A handle over a fresh cache holding ``nodes`` and the bound ``pods`` (tests)."""
+        cache = Cache(max(len(nodes), 1))
+        cache.add_nodes(nodes)
+        for p in pods:
+            if p.node_name:
+                cache.add_pod(p)
+        return cls(cache, objects, **kwargs)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.cache.snapshot
+
+    @property
+    def objects(self) -> ObjectLister:
+        return self._objects
+
+    @property
+    def nominator(self) -> Nominator:
+        return self._nominator
+
+    @property
+    def profile_name(self) -> str:
+        return self._profile_name
+
+    @property
+    def deterministic(self) -> bool:
+        return self._deterministic
+
+    @property
+    def rng(self) -> random.Random:
+        return self._rng
+
+    def _fw(self) -> Framework:
+        if self.framework is None:
+            raise RuntimeError("the handle is not attached to a framework")
+        return self.framework
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return self._fw().run_filter_plugins_with_nominated_pods(state, pod, node_info)
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._fw().run_pre_filter_extension_add_pod(state, pod, pod_info, node_info)
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._fw().run_pre_filter_extension_remove_pod(state, pod, pod_info, node_info)
+
+    def bind_pod(self, pod: Pod, node_name: str) -> None:
+        if self._binder is not None:
+            self._binder(pod, node_name)
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        if self._deleter is not None:
+            self._deleter(pod, reason)
+
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        if self._clear_nomination is not None:
+            self._clear_nomination(pod)
+        else:
+            self._nominator.delete(pod)

@@ -1,0 +1,1 @@
+"""The seam between the scheduler and a cluster: ClusterClient, in-memory and live."""

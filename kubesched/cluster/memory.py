@@ -1,0 +1,119 @@
+"""An in-memory cluster: the objects of a simulation (or a test) and their listers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from kubesched.objects import (
+    ClusterObjects,
+    CSIDriver,
+    CSINode,
+    Namespace,
+    ObjectMeta,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    Service,
+    StorageClass,
+    Workload,
+)
+
+
+class MemoryObjects:
+    """ObjectLister over in-memory objects (kubesched.framework.ObjectLister)."""
+
+    def __init__(
+        self,
+        *,
+        pvcs: Iterable[PersistentVolumeClaim] = (),
+        pvs: Iterable[PersistentVolume] = (),
+        storage_classes: Iterable[StorageClass] = (),
+        csinodes: Iterable[CSINode] = (),
+        csidrivers: Iterable[CSIDriver] = (),
+        services: Iterable[Service] = (),
+        workloads: Iterable[Workload] = (),
+        namespaces: Iterable[Namespace] = (),
+        pdbs: Iterable[PodDisruptionBudget] = (),
+        pods: Iterable[Pod] = (),
+    ) -> None:
+        self._pvcs = {(c.namespace, c.name): c for c in pvcs}
+        self._pvs = {v.name: v for v in pvs}
+        self._scs = {s.name: s for s in storage_classes}
+        self._csinodes = {c.name: c for c in csinodes}
+        self._csidrivers = {c.name: c for c in csidrivers}
+        self._services: dict[str, list[Service]] = {}
+        for s in services:
+            self._services.setdefault(s.namespace, []).append(s)
+        self._workloads: dict[str, list[Workload]] = {}
+        for w in workloads:
+            self._workloads.setdefault(w.namespace, []).append(w)
+        self._namespaces = {n.name: n for n in namespaces}
+        self._pdbs = list(pdbs)
+        self._pods = {(p.namespace, p.name): p for p in pods}
+
+    @classmethod
+    def from_cluster(cls, objs: ClusterObjects) -> MemoryObjects:
+        return cls(
+            pvcs=objs.pvcs, pvs=objs.pvs, storage_classes=objs.storage_classes, csinodes=objs.csinodes,
+            csidrivers=objs.csidrivers, services=objs.services, workloads=objs.workloads,
+            namespaces=objs.namespaces, pdbs=objs.pdbs, pods=objs.pods,
+        )
+
+    def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self._pvcs.get((namespace, name))
+
+    def pvcs(self) -> Sequence[PersistentVolumeClaim]:
+        return list(self._pvcs.values())
+
+    def pv(self, name: str) -> PersistentVolume | None:
+        return self._pvs.get(name)
+
+    def pvs(self) -> Sequence[PersistentVolume]:
+        return list(self._pvs.values())
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        return self._scs.get(name)
+
+    def csinode(self, name: str) -> CSINode | None:
+        return self._csinodes.get(name)
+
+    def csidriver(self, name: str) -> CSIDriver | None:
+        return self._csidrivers.get(name)
+
+    def services(self, namespace: str) -> Sequence[Service]:
+        return self._services.get(namespace, ())
+
+    def workloads(self, namespace: str) -> Sequence[Workload]:
+        return self._workloads.get(namespace, ())
+
+    def namespace(self, name: str) -> Namespace | None:
+        ns = self._namespaces.get(name)
+        if ns is None and name:
+            # Every namespace used exists (the API server would not accept the object
+            # otherwise); one without a document has only its name label.
+            ns = Namespace(ObjectMeta(name=name, labels={"kubernetes.io/metadata.name": name}))
+            self._namespaces[name] = ns
+        return ns
+
+    def namespaces(self) -> Sequence[Namespace]:
+        return list(self._namespaces.values())
+
+    def pdbs(self) -> Sequence[PodDisruptionBudget]:
+        return self._pdbs
+
+    def pod(self, namespace: str, name: str) -> Pod | None:
+        return self._pods.get((namespace, name))
+
+    # ---- mutation (simulation)
+    def set_pod(self, pod: Pod) -> None:
+        self._pods[(pod.namespace, pod.name)] = pod
+
+    def delete_pod(self, pod: Pod) -> None:
+        self._pods.pop((pod.namespace, pod.name), None)
+
+    def add_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        self._pvcs[(pvc.namespace, pvc.name)] = pvc
+
+    def add_pv(self, pv: PersistentVolume) -> None:
+        self._pvs[pv.name] = pv

@@ -1,0 +1,124 @@
+"""Plugin args (kubescheduler.config.k8s.io/v1 *Args kinds) as typed values.
+
+Defaults are upstream v1.30's (apis/config/v1/defaults.go); parsing from YAML/JSON and
+validation with field paths live in :mod:`kubesched.config.loader`. Plugins receive these
+already validated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubesched.objects import NodeAffinity, TopologySpreadConstraint
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    name: str
+    weight: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class UtilizationShapePoint:
+    utilization: int
+    score: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedToCapacityRatioParam:
+    shape: tuple[UtilizationShapePoint, ...] = ()
+
+
+DEFAULT_RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringStrategy:
+    type: str = LEAST_ALLOCATED
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesFitArgs:
+    ignored_resources: tuple[str, ...] = ()
+    ignored_resource_groups: tuple[str, ...] = ()
+    scoring_strategy: ScoringStrategy = field(default_factory=ScoringStrategy)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesBalancedAllocationArgs:
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinityArgs:
+    added_affinity: NodeAffinity | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InterPodAffinityArgs:
+    hard_pod_affinity_weight: int = 1
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+
+SYSTEM_DEFAULTING = "System"
+LIST_DEFAULTING = "List"
+
+
+@dataclass(frozen=True, slots=True)
+class PodTopologySpreadArgs:
+    default_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    defaulting_type: str = SYSTEM_DEFAULTING
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeBindingArgs:
+    bind_timeout_seconds: int = 600
+    shape: tuple[UtilizationShapePoint, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultPreemptionArgs:
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+
+# ---- legacy (Policy-era) plugin args --------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class NodeLabelArgs:
+    present_labels: tuple[str, ...] = ()
+    absent_labels: tuple[str, ...] = ()
+    present_labels_preference: tuple[str, ...] = ()
+    absent_labels_preference: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceAffinityArgs:
+    affinity_labels: tuple[str, ...] = ()
+    anti_affinity_labels_preference: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedToCapacityRatioArgs:
+    shape: tuple[UtilizationShapePoint, ...] = ()
+    resources: tuple[ResourceSpec, ...] = ()
+
+
+# Args kind name (as in pluginConfig `args.kind`) -> type.
+ARGS_KINDS: dict[str, type] = {
+    "NodeResourcesFitArgs": NodeResourcesFitArgs,
+    "NodeResourcesBalancedAllocationArgs": NodeResourcesBalancedAllocationArgs,
+    "NodeAffinityArgs": NodeAffinityArgs,
+    "InterPodAffinityArgs": InterPodAffinityArgs,
+    "PodTopologySpreadArgs": PodTopologySpreadArgs,
+    "VolumeBindingArgs": VolumeBindingArgs,
+    "DefaultPreemptionArgs": DefaultPreemptionArgs,
+    "NodeLabelArgs": NodeLabelArgs,
+    "ServiceAffinityArgs": ServiceAffinityArgs,
+    "RequestedToCapacityRatioArgs": RequestedToCapacityRatioArgs,
+}

@@ -1,0 +1,169 @@
+"""v1.30 defaults: the default plugin set, default plugin args and the plugin-set merge.
+
+Mirrors pkg/scheduler/apis/config/v1/default_plugins.go (getDefaultPlugins, mergePlugins,
+mergePluginSet) and defaults.go (SetDefaults_KubeSchedulerConfiguration,
+setDefaults_KubeSchedulerProfile, SetDefaults_*Args).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kubesched.config.args import (
+    DefaultPreemptionArgs,
+    InterPodAffinityArgs,
+    NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    PodTopologySpreadArgs,
+    VolumeBindingArgs,
+)
+from kubesched.config.types import (
+    DEFAULT_SCHEDULER_NAME,
+    EXTENSION_POINTS,
+    KubeSchedulerConfiguration,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    Profile,
+)
+
+# getDefaultPlugins: the MultiPoint list, in this order, with these weights (facts 1.1).
+# Weight 0 = not set (the framework scores such a plugin with weight 1).
+DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
+    PluginRef("SchedulingGates"),
+    PluginRef("PrioritySort"),
+    PluginRef("NodeUnschedulable"),
+    PluginRef("NodeName"),
+    PluginRef("TaintToleration", 3),
+    PluginRef("NodeAffinity", 2),
+    PluginRef("NodePorts"),
+    PluginRef("NodeResourcesFit", 1),
+    PluginRef("VolumeRestrictions"),
+    PluginRef("EBSLimits"),
+    PluginRef("GCEPDLimits"),
+    PluginRef("NodeVolumeLimits"),
+    PluginRef("AzureDiskLimits"),
+    PluginRef("VolumeBinding"),
+    PluginRef("VolumeZone"),
+    PluginRef("PodTopologySpread", 2),
+    PluginRef("InterPodAffinity", 2),
+    PluginRef("DefaultPreemption"),
+    PluginRef("NodeResourcesBalancedAllocation", 1),
+    PluginRef("ImageLocality", 1),
+    PluginRef("DefaultBinder"),
+)
+
+DYNAMIC_RESOURCES = "DynamicResources"
+
+
+def default_plugins(*, dynamic_resource_allocation: bool = False) -> Plugins:
+    """getDefaultPlugins + applyFeatureGates. With the DynamicResourceAllocation gate (off by
+    default in 1.30) DynamicResources goes right before DefaultPreemption, so that an idle
+    claim is deallocated before any pod is evicted."""
+    enabled = DEFAULT_MULTI_POINT
+    if dynamic_resource_allocation:
+        i = next(i for i, p in enumerate(enabled) if p.name == "DefaultPreemption")
+        enabled = enabled[:i] + (PluginRef(DYNAMIC_RESOURCES),) + enabled[i:]
+    return Plugins(multi_point=PluginSet(enabled=enabled))
+
+
+DEFAULT_PLUGINS = default_plugins()
+
+# Plugin name -> its default (v1-defaulted) args, for every plugin whose <Name>Args kind is
+# registered in kubescheduler.config.k8s.io/v1 (facts 1.4). VolumeBinding's shape stays empty
+# because the VolumeCapacityPriority gate is off in 1.30.
+DEFAULT_ARGS: Mapping[str, object] = {
+    "DefaultPreemption": DefaultPreemptionArgs(),
+    "InterPodAffinity": InterPodAffinityArgs(),
+    "NodeAffinity": NodeAffinityArgs(),
+    "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs(),
+    "NodeResourcesFit": NodeResourcesFitArgs(),
+    "PodTopologySpread": PodTopologySpreadArgs(),
+    "VolumeBinding": VolumeBindingArgs(),
+}
+
+# The args kinds registered in v1 (a pluginConfig for these plugins is decoded and defaulted;
+# default args are appended only for these).
+V1_ARGS_PLUGINS = frozenset(DEFAULT_ARGS)
+
+
+def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
+    """mergePluginSet: custom ``disabled`` names (or ``"*"``) drop defaults; a custom enabled
+    plugin with a default's name replaces that default *in place* (keeps its position, takes
+    the custom weight); every other custom plugin is appended in the order given. The result
+    keeps the custom and default disabled names so MultiPoint expansion can honour them.
+    Duplicated custom entries are kept (the framework rejects them later); as upstream, the
+    last of several same-named entries is the one that replaces the default."""
+    # Weights of disabled entries are dropped (upstream keeps only the name).
+    disabled = tuple(PluginRef(p.name) for p in custom.disabled + default.disabled)
+    disabled_set = {p.name for p in disabled}
+    custom_index = {p.name: i for i, p in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled_set:
+        for p in default.enabled:
+            if p.name in disabled_set:
+                continue
+            i = custom_index.get(p.name)
+            if i is not None:
+                p = custom.enabled[i]
+                replaced.add(i)
+            enabled.append(p)
+    enabled.extend(p for i, p in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(enabled=tuple(enabled), disabled=disabled)
+
+
+def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
+    """mergePlugins: :func:`merge_plugin_set` at every extension point."""
+    if custom is None:
+        return default
+    merged = {attr: merge_plugin_set(getattr(default, attr), getattr(custom, attr)) for attr, _ in EXTENSION_POINTS}
+    return Plugins(**merged)
+
+
+def enabled_plugin_names(plugins: Plugins) -> list[str]:
+    """pluginsNames: every plugin enabled at any extension point, sorted (the order in which
+    default args are appended)."""
+    names: set[str] = set()
+    for _, ps in plugins.items():
+        names.update(p.name for p in ps.enabled)
+    return sorted(names)
+
+
+def default_plugin_config(plugins: Plugins, explicit: Mapping[str, Any]) -> dict[str, Any]:
+    """setDefaults_KubeSchedulerProfile: the explicit configs (in order), then default args
+    for every enabled plugin with a v1 args kind and no explicit config, by sorted name."""
+    out = dict(explicit)
+    for name in enabled_plugin_names(plugins):
+        if name not in out and name in DEFAULT_ARGS:
+            out[name] = DEFAULT_ARGS[name]
+    return out
+
+
+def default_profile(
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    *,
+    plugins: Plugins | None = None,
+    plugin_config: Mapping[str, Any] | None = None,
+    percentage_of_nodes_to_score: int | None = None,
+    dynamic_resource_allocation: bool = False,
+) -> Profile:
+    """A defaulted profile: default plugins merged with ``plugins``, and ``plugin_config``
+    completed with default args (args given here must already be defaulted)."""
+    merged = merge_plugins(default_plugins(dynamic_resource_allocation=dynamic_resource_allocation), plugins)
+    return Profile(
+        scheduler_name=scheduler_name,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        plugins=merged,
+        plugin_config=default_plugin_config(merged, plugin_config or {}),
+    )
+
+
+def default_configuration(profiles: Iterable[Profile] | None = None) -> KubeSchedulerConfiguration:
+    """The configuration kube-scheduler v1.30 runs with when given no config file: one
+    ``default-scheduler`` profile with the default plugins and args, and the global defaults
+    (facts 1.5)."""
+    profs = tuple(profiles) if profiles is not None else (default_profile(),)
+    return KubeSchedulerConfiguration(profiles=profs)

@@ -1,0 +1,82 @@
+"""The one exception tree of kubesched.
+
+Expected scheduling outcomes (a node does not fit, a pod is unschedulable) are never
+exceptions: plugins return a :class:`kubesched.framework.Status`. Exceptions are for bad
+input, bugs and I/O failures, and all of them derive from :class:`KubeschedError`::
+
+    KubeschedError
+    ├── ManifestError        a manifest cannot be read: names file, document index, field
+    ├── ConfigError          a KubeSchedulerConfiguration / Policy / plugin args is invalid
+    │                        (names file and field path, e.g. profiles[0].pluginConfig[1].args...)
+    ├── PluginError          a plugin misbehaved (bad registration, invalid score, crash)
+    ├── ApiError             talking to an API server or an extender failed
+    └── FieldError           a field-level validation failure; parsers raise it and the caller
+                             re-raises it as ManifestError or ConfigError with the location
+
+The CLI turns any KubeschedError into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class KubeschedError(Exception):
+    """Base of every error kubesched raises on purpose."""
+
+
+class FieldError(KubeschedError):
+    """A value at ``path`` (dotted, with [i] indices) is invalid."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.message = message
+
+    def under(self, prefix: str) -> FieldError:
+        """The same error, located below ``prefix``."""
+        if not prefix:
+            return self
+        path = f"{prefix}.{self.path}" if self.path and not self.path.startswith("[") else f"{prefix}{self.path}"
+        return FieldError(path, self.message)
+
+
+class ManifestError(KubeschedError):
+    """A manifest cannot be used; the message names the file, document and field."""
+
+    def __init__(self, file: str, document: int | None, field: str, message: str) -> None:
+        where = file
+        if document is not None:
+            where += f": document {document}"
+        if field:
+            where += f": {field}"
+        super().__init__(f"{where}: {message}")
+        self.file = file
+        self.document = document
+        self.field = field
+        self.message = message
+
+
+class ConfigError(KubeschedError):
+    """A scheduler configuration (or legacy Policy, or plugin args) is invalid."""
+
+    def __init__(self, message: str, *, file: str | None = None, field: str = "") -> None:
+        text = message
+        if field:
+            text = f"{field}: {text}"
+        if file:
+            text = f"{file}: {text}"
+        super().__init__(text)
+        self.file = file
+        self.field = field
+        self.message = message
+
+
+class PluginError(KubeschedError):
+    """A plugin is misconfigured or misbehaved (duplicate name, invalid score, ...)."""
+
+
+class ApiError(KubeschedError):
+    """An API server or extender call failed."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

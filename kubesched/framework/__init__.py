@@ -1,0 +1,68 @@
+"""The scheduling framework API for plugin authors (k8s.io/kubernetes/pkg/scheduler/framework).
+
+Write a plugin as a plain class with a ``name`` and any extension-point methods; see
+:mod:`kubesched.framework.interfaces` for the contracts.
+"""
+
+from kubesched.framework.cycle_state import CycleState, StateData, StateKey
+from kubesched.framework.handle import Handle, NodeInfoLister, ObjectLister, PodNominator
+from kubesched.framework.interfaces import (
+    EXTENSION_POINTS,
+    BatchFilterPlugin,
+    BatchNormalizePlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+    implements,
+)
+from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.status import SKIP, SUCCESS, Code, Status, is_success
+from kubesched.framework.types import (
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    NOMINATING_NOOP,
+    NOMINATING_OVERRIDE,
+    ActionType,
+    AffinityTerm,
+    ClusterEvent,
+    ClusterEventWithHint,
+    GVK,
+    HostPortInfo,
+    ImageStateSummary,
+    NodeInfo,
+    NodeScore,
+    NominatingInfo,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    Resource,
+    WeightedAffinityTerm,
+)
+
+__all__ = [
+    "EXTENSION_POINTS", "GVK", "MAX_NODE_SCORE", "MAX_TOTAL_SCORE", "MIN_NODE_SCORE", "NOMINATING_NOOP",
+    "NOMINATING_OVERRIDE", "SKIP", "SUCCESS", "ActionType", "AffinityTerm", "BatchFilterPlugin",
+    "BatchNormalizePlugin", "BatchScorePlugin", "BindPlugin", "ClusterEvent", "ClusterEventWithHint", "Code",
+    "CycleState", "EnqueueExtensions", "FilterPlugin", "Handle", "HostPortInfo", "ImageStateSummary",
+    "NodeInfo", "NodeInfoLister", "NodeScore", "NodeTable", "NominatingInfo", "ObjectLister", "PermitPlugin",
+    "Plugin", "PodInfo", "PodNominator", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
+    "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
+    "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "Resource", "ScoreExtensions",
+    "ScorePlugin", "StateData", "StateKey", "Status", "WeightedAffinityTerm", "implements", "is_success",
+]

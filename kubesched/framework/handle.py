@@ -1,0 +1,122 @@
+"""What the framework gives a plugin at construction: the Handle (framework.Handle)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Protocol
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.objects import (
+    CSIDriver,
+    CSINode,
+    Namespace,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    Service,
+    StorageClass,
+    Workload,
+)
+
+
+class NodeInfoLister(Protocol):
+    """The cycle's snapshot of nodes (framework.NodeInfoLister)."""
+
+    def list(self) -> Sequence[NodeInfo]:
+        """All nodes, in the snapshot's (zone-interleaved) order."""
+        ...
+
+    def get(self, name: str) -> NodeInfo | None: ...
+
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]: ...
+
+    def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]: ...
+
+    @property
+    def table(self) -> NodeTable: ...
+
+
+class ObjectLister(Protocol):
+    """Read access to the cluster's other objects (the informers' listers)."""
+
+    def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None: ...
+
+    def pv(self, name: str) -> PersistentVolume | None: ...
+
+    def pvs(self) -> Sequence[PersistentVolume]: ...
+
+    def storage_class(self, name: str) -> StorageClass | None: ...
+
+    def csinode(self, name: str) -> CSINode | None: ...
+
+    def csidriver(self, name: str) -> CSIDriver | None: ...
+
+    def services(self, namespace: str) -> Sequence[Service]: ...
+
+    def workloads(self, namespace: str) -> Sequence[Workload]: ...
+
+    def namespace(self, name: str) -> Namespace | None: ...
+
+    def namespaces(self) -> Sequence[Namespace]: ...
+
+    def pdbs(self) -> Sequence[PodDisruptionBudget]: ...
+
+    def pod(self, namespace: str, name: str) -> Pod | None: ...
+
+
+class PodNominator(Protocol):
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
+class Handle(Protocol):
+    """Passed to every plugin factory: ``new(args, handle)``."""
+
+    @property
+    def snapshot(self) -> NodeInfoLister:
+        """The current cycle's node snapshot."""
+        ...
+
+    @property
+    def objects(self) -> ObjectLister: ...
+
+    @property
+    def nominator(self) -> PodNominator: ...
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Run the profile's filters with nominated pods accounted for (used by preemption)."""
+        ...
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def bind_pod(self, pod: Pod, node_name: str) -> None:
+        """Ask the cluster to bind (DefaultBinder). Raises ApiError on failure."""
+        ...
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        """Delete a pod (preemption victims). Raises ApiError on failure."""
+        ...
+
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        """Clear a pod's status.nominatedNodeName (preemption: lower-priority nominees)."""
+        ...
+
+    @property
+    def profile_name(self) -> str: ...
+
+    @property
+    def deterministic(self) -> bool:
+        """True under ``--deterministic``: plugins must not use randomness (e.g. preemption
+        examines every node from offset 0 and breaks ties by the lowest node name)."""
+        ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's random source (seedable), for upstream's random choices."""
+        ...

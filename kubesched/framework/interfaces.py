@@ -1,0 +1,204 @@
+"""The plugin-author API: one Protocol per extension point (framework/interface.go).
+
+A plugin is a plain class with a ``name`` and any of the methods below; the framework
+detects which extension points it implements by these methods. Every method that can fail
+returns ``Status | None`` (``None`` = success). Plugins never raise for expected outcomes.
+
+Optional *batch* methods (``filter_batch``, ``score_batch``, ``normalize_score_batch``) work
+over many nodes at once through the columnar :class:`NodeTable`; when present, the
+framework uses them on the hot path and falls back to the per-node method to build the
+exact Status of a node the batch rejected. A batch method must agree with its per-node
+method on every node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.status import Status
+from kubesched.framework.types import (
+    ClusterEventWithHint,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+from kubesched.objects import Pod
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    """Every plugin has a name, unique in the registry (its upstream Name())."""
+
+    name: str
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """True if ``a`` must be popped before ``b``. Exactly one per profile."""
+        ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Cluster events that may make a pod this plugin rejected schedulable again."""
+        ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Gate the pod before it enters activeQ; a non-success keeps it gated."""
+        ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        """Update the PreFilter state as if ``pod_info_to_add`` ran on ``node_info``."""
+        ...
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        """Update the PreFilter state as if ``pod_info_to_remove`` were gone."""
+        ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        """Run once per cycle before filtering. Return Skip to disable this plugin's
+        Filter (and extensions) for the cycle; Unschedulable(AndUnresolvable) rejects the
+        pod on every node; a PreFilterResult restricts the nodes evaluated."""
+        ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """AddPod/RemovePod hooks used by nominated-pod filtering and preemption, or None."""
+        ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Can ``pod`` run on this node? Unschedulable / UnschedulableAndUnresolvable with
+        kube-scheduler's reason strings when not. Must not mutate ``node_info``."""
+        ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Protocol):
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        """For each row of ``rows``, True iff ``filter`` would succeed on that node."""
+        ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(self, state: CycleState, pod: Pod, statuses: dict[str, Status]) -> tuple[PostFilterResult | None, Status]:
+        """Run when no node fits (e.g. preemption). ``statuses`` maps node name to its
+        filter status."""
+        ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Prepare scoring over the feasible ``nodes``; Skip disables this plugin's Score."""
+        ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The node's raw score. Unless the plugin normalizes, it must be within
+        [0, MAX_NODE_SCORE]. Raise to abort the cycle with an error."""
+        ...
+
+
+@runtime_checkable
+class ScoreExtensions(Protocol):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        """Rewrite ``scores`` in place into [0, MAX_NODE_SCORE]."""
+        ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Protocol):
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
+        """Raw scores for ``rows``, equal to ``score`` on each."""
+        ...
+
+
+@runtime_checkable
+class BatchNormalizePlugin(Protocol):
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """``normalize_score`` over an array (same order as the nodes scored)."""
+        ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Claim resources for the pod on the chosen node before binding."""
+        ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Undo reserve; must be idempotent."""
+        ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """Allow (success), reject, or Wait with a timeout in seconds (capped at 15 min)."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Bind the pod; return Skip to let the next bind plugin do it."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+# Extension point name -> the method that marks a plugin as implementing it.
+EXTENSION_POINTS: dict[str, str] = {
+    "PreEnqueue": "pre_enqueue",
+    "QueueSort": "less",
+    "PreFilter": "pre_filter",
+    "Filter": "filter",
+    "PostFilter": "post_filter",
+    "PreScore": "pre_score",
+    "Score": "score",
+    "Reserve": "reserve",
+    "Permit": "permit",
+    "PreBind": "pre_bind",
+    "Bind": "bind",
+    "PostBind": "post_bind",
+}
+
+
+def implements(plugin: object, extension_point: str) -> bool:
+    return callable(getattr(plugin, EXTENSION_POINTS[extension_point], None))

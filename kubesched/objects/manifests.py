@@ -1,0 +1,269 @@
+"""Load manifests (files, directories, multi-document YAML, ``kubectl get -o yaml`` Lists)
+into a :class:`ClusterObjects`, applying what the API server's admission would.
+
+Admission applied to every pod, as a cluster would have done on create:
+- Priority admission (plugin/pkg/admission/priority: Admit): priorityClassName -> priority
+  and preemptionPolicy; the global default class; the built-in system classes.
+- DefaultTolerationSeconds: not-ready / unreachable NoExecute tolerations (300 s).
+- creationTimestamp defaulting for manifests without one (2024-01-01T00:00:00Z + (i+1) s, i =
+  index among Pod documents), and startTime = creationTimestamp for running pods.
+- Every namespace used exists, labelled kubernetes.io/metadata.name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.errors import FieldError, ManifestError
+from kubesched.objects.model import (
+    CSIDriver,
+    CSINode,
+    Namespace,
+    Node,
+    ObjectMeta,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    Service,
+    StorageClass,
+    Toleration,
+    Workload,
+)
+from kubesched.objects.parse import PARSERS
+
+try:  # PyYAML's C loader is an order of magnitude faster on large dumps.
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - pure-Python fallback
+    _Loader = yaml.SafeLoader
+
+EPOCH_2024 = 1704067200.0  # 2024-01-01T00:00:00Z
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+_NOT_READY = "node.kubernetes.io/not-ready"
+_UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where an object came from: file and 0-based document index."""
+
+    file: str
+    document: int
+
+
+@dataclass(slots=True)
+class ClusterObjects:
+    """Everything read from the manifests, in document order."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    pvs: list[PersistentVolume] = field(default_factory=list)
+    pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csinodes: list[CSINode] = field(default_factory=list)
+    csidrivers: list[CSIDriver] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    sources: dict[int, Source] = field(default_factory=dict)  # id(obj) -> source
+    # Latest creationTimestamp/startTime of any pod after defaulting (the trace's T).
+    latest_timestamp: float = 0.0
+
+    def source_of(self, obj: object) -> Source | None:
+        return self.sources.get(id(obj))
+
+
+_LIST_FOR_KIND = {
+    "Node": "nodes",
+    "Pod": "pods",
+    "PersistentVolume": "pvs",
+    "PersistentVolumeClaim": "pvcs",
+    "StorageClass": "storage_classes",
+    "CSINode": "csinodes",
+    "CSIDriver": "csidrivers",
+    "PriorityClass": "priority_classes",
+    "PodDisruptionBudget": "pdbs",
+    "Service": "services",
+    "ReplicaSet": "workloads",
+    "StatefulSet": "workloads",
+    "ReplicationController": "workloads",
+    "Namespace": "namespaces",
+}
+
+
+def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out.extend(sorted(q for q in path.rglob("*") if q.suffix in (".yaml", ".yml", ".json") and q.is_file()))
+        elif path.exists():
+            out.append(path)
+        else:
+            raise ManifestError(str(path), None, "", "no such file or directory")
+    return out
+
+
+def _documents(path: Path) -> list[Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ManifestError(str(path), None, "", f"cannot read: {e}") from None
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        doc = text[: mark.index].count("\n---") if mark is not None else None
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise ManifestError(str(path), doc, "", f"invalid YAML{where}: {problem}") from None
+
+
+def _expand(doc: Any, file: str, index: int) -> list[tuple[Mapping[str, Any], str]]:
+    """A document, or the items of a ``kind: List`` / ``*List``, each with its field prefix."""
+    if doc is None:
+        return []
+    if not isinstance(doc, Mapping):
+        raise ManifestError(file, index, "", f"a document must be an object, got {type(doc).__name__}")
+    kind = doc.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise ManifestError(file, index, "items", "must be a list")
+        out = []
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise ManifestError(file, index, f"items[{i}]", "must be an object")
+            item = dict(item)
+            if "kind" not in item and kind != "List":
+                item["kind"] = kind[: -len("List")]
+            out.append((item, f"items[{i}]."))
+        return out
+    return [(doc, "")]
+
+
+def load_manifests(paths: Iterable[str | os.PathLike[str]]) -> ClusterObjects:
+    """Read every manifest under ``paths``; raise ManifestError naming file, document, field."""
+    objs = ClusterObjects()
+    pod_sources: list[tuple[Pod, Source, str]] = []
+    seen: dict[tuple[str, str, str], Source] = {}
+    for path in _files(paths):
+        file = str(path)
+        for index, doc in enumerate(_documents(path)):
+            for raw, prefix in _expand(doc, file, index):
+                kind = raw.get("kind")
+                if not kind:
+                    raise ManifestError(file, index, f"{prefix}kind", "Required value: kind is missing")
+                if kind not in PARSERS:
+                    raise ManifestError(file, index, f"{prefix}kind", f"unsupported kind {kind!r} (supported: {', '.join(sorted(PARSERS))})")
+                versions, parser = PARSERS[kind]
+                api_version = raw.get("apiVersion")
+                if api_version not in versions:
+                    raise ManifestError(file, index, f"{prefix}apiVersion", f"unsupported apiVersion {api_version!r} for kind {kind} (expected {' or '.join(versions)})")
+                try:
+                    obj = parser(raw)
+                except FieldError as e:
+                    raise ManifestError(file, index, prefix + e.path, e.message) from None
+                key = (kind, obj.meta.namespace, obj.meta.name)
+                if key in seen:
+                    first = seen[key]
+                    raise ManifestError(file, index, f"{prefix}metadata.name", f"duplicate {kind} {'/'.join(k for k in key[1:] if k)} (first defined in {first.file}: document {first.document})")
+                src = Source(file, index)
+                seen[key] = src
+                getattr(objs, _LIST_FOR_KIND[kind]).append(obj)
+                objs.sources[id(obj)] = src
+                if kind == "Pod":
+                    pod_sources.append((obj, src, prefix))
+    _admit(objs, pod_sources)
+    return objs
+
+
+def _uid(kind: str, namespace: str, name: str) -> str:
+    h = hashlib.sha1(f"{kind}/{namespace}/{name}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _check_priority_classes(objs: ClusterObjects) -> None:
+    for pc in objs.priority_classes:
+        src = objs.sources[id(pc)]
+        if pc.name.startswith("system-"):
+            if pc.name not in SYSTEM_PRIORITY_CLASSES:
+                raise ManifestError(src.file, src.document, "metadata.name", f"{pc.name} is not a known system priority class")
+            if pc.value != SYSTEM_PRIORITY_CLASSES[pc.name]:
+                raise ManifestError(src.file, src.document, "value", f"value of {pc.name} PriorityClass must be {SYSTEM_PRIORITY_CLASSES[pc.name]}")
+        elif pc.value > HIGHEST_USER_DEFINABLE_PRIORITY:
+            raise ManifestError(src.file, src.document, "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
+
+
+def _admit(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> None:
+    _check_priority_classes(objs)
+    classes = {pc.name: (pc.value, pc.preemption_policy) for pc in objs.priority_classes}
+    for name, value in SYSTEM_PRIORITY_CLASSES.items():
+        classes.setdefault(name, (value, "PreemptLowerPriority"))
+    defaults = sorted((pc.value, pc.name) for pc in objs.priority_classes if pc.global_default)
+    default_class = defaults[0][1] if defaults else ""
+
+    # Namespaces: every one used exists (labels from a Namespace document, if any).
+    known = {ns.name for ns in objs.namespaces}
+    for group in (objs.pods, objs.pvcs, objs.pdbs, objs.services, objs.workloads):
+        for o in group:
+            ns_name = o.meta.namespace
+            if ns_name and ns_name not in known:
+                known.add(ns_name)
+                objs.namespaces.append(Namespace(ObjectMeta(name=ns_name, labels={"kubernetes.io/metadata.name": ns_name})))
+
+    latest = 0.0
+    admitted: list[Pod] = []
+    for i, (pod, src, prefix) in enumerate(pod_sources):
+        meta = pod.meta
+        changes: dict[str, Any] = {}
+        meta_changes: dict[str, Any] = {}
+        if meta.creation_timestamp is None:
+            meta_changes["creation_timestamp"] = EPOCH_2024 + i + 1
+        if not meta.uid:
+            meta_changes["uid"] = _uid("Pod", meta.namespace, meta.name)
+        # Priority admission.
+        class_name = pod.priority_class_name or default_class
+        explicit_priority = "priority" in (pod.raw.get("spec") or {})
+        explicit_policy = "preemptionPolicy" in (pod.raw.get("spec") or {})
+        if class_name:
+            if class_name not in classes:
+                raise ManifestError(src.file, src.document, f"{prefix}spec.priorityClassName", f"no PriorityClass with name {class_name} was found")
+            value, policy = classes[class_name]
+            if explicit_priority and pod.priority != value:
+                raise ManifestError(src.file, src.document, f"{prefix}spec.priority", f"the integer value of priority ({pod.priority}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name")
+            if explicit_policy and pod.preemption_policy != policy:
+                raise ManifestError(src.file, src.document, f"{prefix}spec.preemptionPolicy", f"the string value of PreemptionPolicy ({pod.preemption_policy}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name")
+            changes.update(priority=value, preemption_policy=policy, priority_class_name=class_name)
+        elif explicit_priority and pod.priority != 0:
+            raise ManifestError(src.file, src.document, f"{prefix}spec.priority", f"the integer value of priority ({pod.priority}) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name")
+        # DefaultTolerationSeconds admission.
+        tolerations = list(pod.tolerations)
+        for key in (_NOT_READY, _UNREACHABLE):
+            if not any((t.key in (key, "")) and t.effect in ("NoExecute", "") for t in pod.tolerations):
+                tolerations.append(Toleration(key=key, operator="Exists", effect="NoExecute", toleration_seconds=300))
+        if len(tolerations) != len(pod.tolerations):
+            changes["tolerations"] = tuple(tolerations)
+        if meta_changes:
+            meta = dataclasses.replace(meta, **meta_changes)
+            changes["meta"] = meta
+        if pod.node_name and pod.start_time is None and not pod.is_terminal:
+            changes["start_time"] = meta.creation_timestamp
+        new = dataclasses.replace(pod, **changes) if changes else pod
+        objs.sources[id(new)] = src
+        admitted.append(new)
+        latest = max(latest, new.meta.creation_timestamp or 0.0, new.start_time or 0.0)
+    objs.pods = admitted
+    objs.latest_timestamp = latest

@@ -1,0 +1,674 @@
+"""Manifest dicts -> typed objects, with the API server's v1 defaulting.
+
+Every parser takes the raw mapping and raises :class:`FieldError` naming the field path
+(``spec.containers[0].resources.requests.cpu``); the loader adds file and document.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from kubesched.errors import FieldError
+from kubesched.objects.labels import (
+    NODE_SELECTOR_OPERATORS,
+    LabelSelector,
+    parse_label_selector,
+    parse_requirement,
+    parse_string_map,
+)
+from kubesched.objects.model import (
+    Affinity,
+    Container,
+    ContainerImage,
+    ContainerPort,
+    CSIDriver,
+    CSINode,
+    CSINodeDriver,
+    Namespace,
+    Node,
+    NodeAffinity,
+    NodeCondition,
+    NodeSelector,
+    NodeSelectorTerm,
+    ObjectMeta,
+    OwnerReference,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    PodAffinity,
+    PodAffinityTerm,
+    PodCondition,
+    PodDisruptionBudget,
+    PreferredSchedulingTerm,
+    PriorityClass,
+    Service,
+    StorageClass,
+    Taint,
+    Toleration,
+    TopologySelectorTerm,
+    TopologySpreadConstraint,
+    Volume,
+    WeightedPodAffinityTerm,
+    Workload,
+)
+from kubesched.objects.quantity import parse_quantity, scheduler_units
+from kubesched.objects.resources import compute_pod_resources
+
+Raw = Mapping[str, Any]
+
+# Volume source field names of core/v1 VolumeSource / PersistentVolumeSource.
+VOLUME_SOURCES = (
+    "persistentVolumeClaim", "ephemeral", "emptyDir", "hostPath", "configMap", "secret", "projected",
+    "downwardAPI", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi", "azureDisk", "azureFile",
+    "csi", "cinder", "nfs", "glusterfs", "cephfs", "fc", "flocker", "flexVolume", "vsphereVolume",
+    "quobyte", "photonPersistentDisk", "portworxVolume", "scaleIO", "storageos", "gitRepo", "local",
+    "image",
+)
+
+
+# ---------------------------------------------------------------- small readers
+def _map(raw: Any, path: str) -> Raw:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise FieldError(path, f"must be an object, got {type(raw).__name__}")
+    return raw
+
+
+def _list(raw: Any, path: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise FieldError(path, f"must be a list, got {type(raw).__name__}")
+    return raw
+
+
+def _str(raw: Any, path: str, default: str = "") -> str:
+    if raw is None:
+        return default
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        raise FieldError(path, f"must be a string, got {type(raw).__name__}")
+    return str(raw)
+
+
+def _int(raw: Any, path: str, default: int | None = None) -> int:
+    if raw is None:
+        if default is None:
+            raise FieldError(path, "Required value")
+        return default
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        if isinstance(raw, str) and raw.lstrip("-").isdigit():
+            return int(raw)
+        raise FieldError(path, f"must be an integer, got {raw!r}")
+    return raw
+
+
+def _opt_int(raw: Any, path: str) -> int | None:
+    return None if raw is None else _int(raw, path)
+
+
+def _bool(raw: Any, path: str, default: bool = False) -> bool:
+    if raw is None:
+        return default
+    if not isinstance(raw, bool):
+        raise FieldError(path, f"must be a boolean, got {raw!r}")
+    return raw
+
+
+def parse_time(raw: Any, path: str) -> float | None:
+    """RFC 3339 timestamp -> seconds since the epoch."""
+    if raw is None:
+        return None
+    if isinstance(raw, _dt.datetime):  # YAML may already have parsed it
+        dt = raw if raw.tzinfo else raw.replace(tzinfo=_dt.timezone.utc)
+        return dt.timestamp()
+    if not isinstance(raw, str):
+        raise FieldError(path, f"must be an RFC 3339 timestamp, got {raw!r}")
+    try:
+        dt = _dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise FieldError(path, f"must be an RFC 3339 timestamp, got {raw!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=_dt.timezone.utc)
+    return dt.timestamp()
+
+
+def _resource_list(raw: Any, path: str) -> dict[str, Fraction]:
+    out: dict[str, Fraction] = {}
+    for k, v in _map(raw, path).items():
+        q = parse_quantity(v, f"{path}.{k}")
+        if q < 0:
+            raise FieldError(f"{path}.{k}", "must be greater than or equal to 0")
+        out[str(k)] = q
+    return out
+
+
+def _units(raw: Any, path: str) -> dict[str, int]:
+    return {k: scheduler_units(k, v) for k, v in _resource_list(raw, path).items()}
+
+
+def _with_path(fn: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    return fn
+
+
+# ---------------------------------------------------------------- metadata
+def parse_meta(raw: Raw, *, namespaced: bool) -> ObjectMeta:
+    md = _map(raw.get("metadata"), "metadata")
+    name = md.get("name")
+    if not isinstance(name, str) or not name:
+        raise FieldError("metadata.name", "Required value: name is required")
+    namespace = _str(md.get("namespace"), "metadata.namespace", "default" if namespaced else "")
+    if not namespaced:
+        namespace = ""
+    owners = []
+    for i, o in enumerate(_list(md.get("ownerReferences"), "metadata.ownerReferences")):
+        p = f"metadata.ownerReferences[{i}]"
+        o = _map(o, p)
+        owners.append(
+            OwnerReference(
+                api_version=_str(o.get("apiVersion"), f"{p}.apiVersion"),
+                kind=_str(o.get("kind"), f"{p}.kind"),
+                name=_str(o.get("name"), f"{p}.name"),
+                uid=_str(o.get("uid"), f"{p}.uid"),
+                controller=_bool(o.get("controller"), f"{p}.controller"),
+            )
+        )
+    return ObjectMeta(
+        name=name,
+        namespace=namespace,
+        uid=_str(md.get("uid"), "metadata.uid"),
+        labels=parse_string_map(md.get("labels"), "metadata.labels"),
+        annotations=parse_string_map(md.get("annotations"), "metadata.annotations"),
+        creation_timestamp=parse_time(md.get("creationTimestamp"), "metadata.creationTimestamp"),
+        deletion_timestamp=parse_time(md.get("deletionTimestamp"), "metadata.deletionTimestamp"),
+        owner_references=tuple(owners),
+        resource_version=_str(md.get("resourceVersion"), "metadata.resourceVersion"),
+    )
+
+
+# ---------------------------------------------------------------- affinity
+def parse_node_selector_term(raw: Any, path: str) -> NodeSelectorTerm:
+    t = _map(raw, path)
+    exprs = tuple(
+        parse_requirement(e, f"{path}.matchExpressions[{i}]", NODE_SELECTOR_OPERATORS)
+        for i, e in enumerate(_list(t.get("matchExpressions"), f"{path}.matchExpressions"))
+    )
+    fields = []
+    for i, e in enumerate(_list(t.get("matchFields"), f"{path}.matchFields")):
+        r = parse_requirement(e, f"{path}.matchFields[{i}]", NODE_SELECTOR_OPERATORS)
+        if r.key != "metadata.name":
+            raise FieldError(f"{path}.matchFields[{i}].key", f"Invalid value: {r.key!r}: not a valid field selector key")
+        if r.operator not in ("In", "NotIn") or len(r.values) != 1:
+            raise FieldError(f"{path}.matchFields[{i}].values", "must be only one value when `operator` is 'In' or 'NotIn' for node field selector")
+        fields.append(r)
+    return NodeSelectorTerm(exprs, tuple(fields))
+
+
+def parse_node_selector(raw: Any, path: str) -> NodeSelector | None:
+    if raw is None:
+        return None
+    m = _map(raw, path)
+    terms = _list(m.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")
+    return NodeSelector(tuple(parse_node_selector_term(t, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms)))
+
+
+def parse_node_affinity(raw: Any, path: str) -> NodeAffinity | None:
+    if raw is None:
+        return None
+    m = _map(raw, path)
+    required = parse_node_selector(
+        m.get("requiredDuringSchedulingIgnoredDuringExecution"), f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    preferred = []
+    pp = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, t in enumerate(_list(m.get("preferredDuringSchedulingIgnoredDuringExecution"), pp)):
+        tm = _map(t, f"{pp}[{i}]")
+        w = _int(tm.get("weight"), f"{pp}[{i}].weight")
+        if not 0 <= w <= 100:
+            raise FieldError(f"{pp}[{i}].weight", "must be in the range 1-100")
+        preferred.append(PreferredSchedulingTerm(w, parse_node_selector_term(tm.get("preference"), f"{pp}[{i}].preference")))
+    return NodeAffinity(required, tuple(preferred))
+
+
+def _pod_affinity_term(raw: Any, path: str) -> PodAffinityTerm:
+    m = _map(raw, path)
+    key = _str(m.get("topologyKey"), f"{path}.topologyKey")
+    if not key:
+        raise FieldError(f"{path}.topologyKey", "Required value: can not be empty")
+    return PodAffinityTerm(
+        label_selector=parse_label_selector(m.get("labelSelector"), f"{path}.labelSelector"),
+        topology_key=key,
+        namespaces=tuple(_str(n, f"{path}.namespaces[{i}]") for i, n in enumerate(_list(m.get("namespaces"), f"{path}.namespaces"))),
+        namespace_selector=parse_label_selector(m.get("namespaceSelector"), f"{path}.namespaceSelector"),
+        match_label_keys=tuple(_str(n, f"{path}.matchLabelKeys") for n in _list(m.get("matchLabelKeys"), f"{path}.matchLabelKeys")),
+        mismatch_label_keys=tuple(
+            _str(n, f"{path}.mismatchLabelKeys") for n in _list(m.get("mismatchLabelKeys"), f"{path}.mismatchLabelKeys")
+        ),
+    )
+
+
+def _pod_affinity(raw: Any, path: str) -> PodAffinity | None:
+    if raw is None:
+        return None
+    m = _map(raw, path)
+    rp = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    pp = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(_pod_affinity_term(t, f"{rp}[{i}]") for i, t in enumerate(_list(m.get("requiredDuringSchedulingIgnoredDuringExecution"), rp)))
+    preferred = []
+    for i, t in enumerate(_list(m.get("preferredDuringSchedulingIgnoredDuringExecution"), pp)):
+        tm = _map(t, f"{pp}[{i}]")
+        w = _int(tm.get("weight"), f"{pp}[{i}].weight")
+        if not 1 <= w <= 100:
+            raise FieldError(f"{pp}[{i}].weight", "must be in the range 1-100")
+        preferred.append(WeightedPodAffinityTerm(w, _pod_affinity_term(tm.get("podAffinityTerm"), f"{pp}[{i}].podAffinityTerm")))
+    return PodAffinity(required, tuple(preferred))
+
+
+def parse_affinity(raw: Any, path: str) -> Affinity | None:
+    if raw is None:
+        return None
+    m = _map(raw, path)
+    return Affinity(
+        node_affinity=parse_node_affinity(m.get("nodeAffinity"), f"{path}.nodeAffinity"),
+        pod_affinity=_pod_affinity(m.get("podAffinity"), f"{path}.podAffinity"),
+        pod_anti_affinity=_pod_affinity(m.get("podAntiAffinity"), f"{path}.podAntiAffinity"),
+    )
+
+
+def parse_toleration(raw: Any, path: str) -> Toleration:
+    m = _map(raw, path)
+    op = _str(m.get("operator"), f"{path}.operator", "Equal")
+    if op not in ("Equal", "Exists"):
+        raise FieldError(f"{path}.operator", f"Unsupported value: {op!r}: supported values: \"Equal\", \"Exists\"")
+    effect = _str(m.get("effect"), f"{path}.effect")
+    if effect not in ("", "NoSchedule", "PreferNoSchedule", "NoExecute"):
+        raise FieldError(f"{path}.effect", f"Unsupported value: {effect!r}")
+    value = _str(m.get("value"), f"{path}.value")
+    if op == "Exists" and value:
+        raise FieldError(f"{path}.operator", "value must be empty when `operator` is 'Exists'")
+    return Toleration(
+        key=_str(m.get("key"), f"{path}.key"),
+        operator=op,
+        value=value,
+        effect=effect,
+        toleration_seconds=_opt_int(m.get("tolerationSeconds"), f"{path}.tolerationSeconds"),
+    )
+
+
+def parse_topology_spread_constraint(raw: Any, path: str) -> TopologySpreadConstraint:
+    m = _map(raw, path)
+    skew = _int(m.get("maxSkew"), f"{path}.maxSkew")
+    if skew <= 0:
+        raise FieldError(f"{path}.maxSkew", "must be greater than zero")
+    key = _str(m.get("topologyKey"), f"{path}.topologyKey")
+    if not key:
+        raise FieldError(f"{path}.topologyKey", "Required value: can not be empty")
+    when = _str(m.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
+    if when not in ("DoNotSchedule", "ScheduleAnyway"):
+        raise FieldError(f"{path}.whenUnsatisfiable", f"Unsupported value: {when!r}: supported values: \"DoNotSchedule\", \"ScheduleAnyway\"")
+    min_domains = _opt_int(m.get("minDomains"), f"{path}.minDomains")
+    if min_domains is not None and min_domains <= 0:
+        raise FieldError(f"{path}.minDomains", "must be greater than zero")
+    policies = []
+    for name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        v = m.get(name)
+        if v is not None and v not in ("Honor", "Ignore"):
+            raise FieldError(f"{path}.{name}", f"Unsupported value: {v!r}: supported values: \"Honor\", \"Ignore\"")
+        policies.append(v)
+    return TopologySpreadConstraint(
+        max_skew=skew,
+        topology_key=key,
+        when_unsatisfiable=when,
+        label_selector=parse_label_selector(m.get("labelSelector"), f"{path}.labelSelector"),
+        min_domains=min_domains,
+        node_affinity_policy=policies[0],
+        node_taints_policy=policies[1],
+        match_label_keys=tuple(_str(k, f"{path}.matchLabelKeys") for k in _list(m.get("matchLabelKeys"), f"{path}.matchLabelKeys")),
+    )
+
+
+# ---------------------------------------------------------------- pods
+def _container(raw: Any, path: str, *, init: bool) -> Container:
+    m = _map(raw, path)
+    name = _str(m.get("name"), f"{path}.name")
+    if not name:
+        raise FieldError(f"{path}.name", "Required value")
+    res = _map(m.get("resources"), f"{path}.resources")
+    requests = _resource_list(res.get("requests"), f"{path}.resources.requests")
+    limits = _resource_list(res.get("limits"), f"{path}.resources.limits")
+    # SetDefaults_Container / defaults for resources: a resource with only a limit gets
+    # request = limit.
+    for k, v in limits.items():
+        requests.setdefault(k, v)
+    for k, v in requests.items():
+        if k in limits and v > limits[k]:
+            raise FieldError(f"{path}.resources.requests.{k}", f"Invalid value: must be less than or equal to {k} limit")
+    ports = []
+    for i, p in enumerate(_list(m.get("ports"), f"{path}.ports")):
+        pp = f"{path}.ports[{i}]"
+        pm = _map(p, pp)
+        proto = _str(pm.get("protocol"), f"{pp}.protocol", "TCP")
+        if proto not in ("TCP", "UDP", "SCTP"):
+            raise FieldError(f"{pp}.protocol", f"Unsupported value: {proto!r}: supported values: \"SCTP\", \"TCP\", \"UDP\"")
+        cp = _int(pm.get("containerPort"), f"{pp}.containerPort")
+        hp = _int(pm.get("hostPort"), f"{pp}.hostPort", 0)
+        for field_name, port in (("containerPort", cp), ("hostPort", hp)):
+            if not 0 <= port <= 65535 or (field_name == "containerPort" and port == 0):
+                raise FieldError(f"{pp}.{field_name}", f"Invalid value: {port}: must be between 1 and 65535, inclusive")
+        ports.append(ContainerPort(cp, hp, proto, _str(pm.get("hostIP"), f"{pp}.hostIP")))
+    restart = m.get("restartPolicy")
+    if restart is not None:
+        if not init:
+            raise FieldError(f"{path}.restartPolicy", "Forbidden: may not be set for non-init containers")
+        if restart != "Always":
+            raise FieldError(f"{path}.restartPolicy", f"Unsupported value: {restart!r}: supported values: \"Always\"")
+    return Container(
+        name=name,
+        image=_str(m.get("image"), f"{path}.image"),
+        requests=requests,
+        limits=limits,
+        ports=tuple(ports),
+        restart_policy=restart,
+    )
+
+
+def parse_volume(raw: Any, path: str) -> Volume:
+    m = _map(raw, path)
+    name = _str(m.get("name"), f"{path}.name")
+    if not name:
+        raise FieldError(f"{path}.name", "Required value")
+    kinds = [k for k in m if k != "name"]
+    if len(kinds) > 1:
+        raise FieldError(path, f"may not specify more than 1 volume type, got {', '.join(sorted(kinds))}")
+    kind = kinds[0] if kinds else "emptyDir"
+    source = _map(m.get(kind), f"{path}.{kind}")
+    if kind == "persistentVolumeClaim" and not source.get("claimName"):
+        raise FieldError(f"{path}.persistentVolumeClaim.claimName", "Required value")
+    return Volume(name=name, kind=kind, source=source)
+
+
+def parse_pod(raw: Raw) -> Pod:
+    meta = parse_meta(raw, namespaced=True)
+    spec = _map(raw.get("spec"), "spec")
+    status = _map(raw.get("status"), "status")
+    containers = tuple(_container(c, f"spec.containers[{i}]", init=False) for i, c in enumerate(_list(spec.get("containers"), "spec.containers")))
+    if not containers:
+        raise FieldError("spec.containers", "Required value")
+    init = tuple(_container(c, f"spec.initContainers[{i}]", init=True) for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers")))
+    overhead = _resource_list(spec.get("overhead"), "spec.overhead") if spec.get("overhead") is not None else None
+    requests, nz_cpu, nz_mem, score = compute_pod_resources(containers, init, overhead)
+    node_selector = parse_string_map(spec.get("nodeSelector"), "spec.nodeSelector") if spec.get("nodeSelector") is not None else None
+    gates = []
+    for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates")):
+        gates.append(_str(_map(g, f"spec.schedulingGates[{i}]").get("name"), f"spec.schedulingGates[{i}].name"))
+    conditions = tuple(
+        PodCondition(
+            type=_str(_map(c, f"status.conditions[{i}]").get("type"), f"status.conditions[{i}].type"),
+            status=_str(c.get("status"), f"status.conditions[{i}].status"),
+            reason=_str(c.get("reason"), f"status.conditions[{i}].reason"),
+            message=_str(c.get("message"), f"status.conditions[{i}].message"),
+        )
+        for i, c in enumerate(_list(status.get("conditions"), "status.conditions"))
+    )
+    policy = _str(spec.get("preemptionPolicy"), "spec.preemptionPolicy", "")
+    if policy not in ("", "Never", "PreemptLowerPriority"):
+        raise FieldError("spec.preemptionPolicy", f"Unsupported value: {policy!r}: supported values: \"Never\", \"PreemptLowerPriority\"")
+    priority = spec.get("priority")
+    return Pod(
+        meta=meta,
+        containers=containers,
+        init_containers=init,
+        overhead=overhead,
+        node_name=_str(spec.get("nodeName"), "spec.nodeName"),
+        scheduler_name=_str(spec.get("schedulerName"), "spec.schedulerName", "") or "default-scheduler",
+        priority=_int(priority, "spec.priority", 0),
+        priority_class_name=_str(spec.get("priorityClassName"), "spec.priorityClassName"),
+        preemption_policy=policy or "PreemptLowerPriority",
+        node_selector=node_selector,
+        affinity=parse_affinity(spec.get("affinity"), "spec.affinity"),
+        tolerations=tuple(parse_toleration(t, f"spec.tolerations[{i}]") for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations"))),
+        topology_spread_constraints=tuple(
+            parse_topology_spread_constraint(t, f"spec.topologySpreadConstraints[{i}]")
+            for i, t in enumerate(_list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"))
+        ),
+        volumes=tuple(parse_volume(v, f"spec.volumes[{i}]") for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
+        scheduling_gates=tuple(gates),
+        termination_grace_period_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds", 30),
+        phase=_str(status.get("phase"), "status.phase", "Pending"),
+        nominated_node_name=_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        start_time=parse_time(status.get("startTime"), "status.startTime"),
+        conditions=conditions,
+        requests=requests,
+        non_zero_cpu=nz_cpu,
+        non_zero_memory=nz_mem,
+        score_requests=score,
+        raw=raw,
+    )
+
+
+# ---------------------------------------------------------------- nodes
+def parse_taint(raw: Any, path: str) -> Taint:
+    m = _map(raw, path)
+    key = _str(m.get("key"), f"{path}.key")
+    if not key:
+        raise FieldError(f"{path}.key", "Required value")
+    effect = _str(m.get("effect"), f"{path}.effect")
+    if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+        raise FieldError(f"{path}.effect", f"Unsupported value: {effect!r}: supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"")
+    return Taint(key, _str(m.get("value"), f"{path}.value"), effect)
+
+
+def parse_node(raw: Raw) -> Node:
+    meta = parse_meta(raw, namespaced=False)
+    spec = _map(raw.get("spec"), "spec")
+    status = _map(raw.get("status"), "status")
+    capacity = _units(status.get("capacity"), "status.capacity")
+    # SetDefaults_NodeStatus: allocatable defaults to capacity.
+    allocatable = _units(status.get("allocatable"), "status.allocatable") if status.get("allocatable") is not None else dict(capacity)
+    images = []
+    for i, im in enumerate(_list(status.get("images"), "status.images")):
+        p = f"status.images[{i}]"
+        imm = _map(im, p)
+        names = tuple(_str(n, f"{p}.names") for n in _list(imm.get("names"), f"{p}.names"))
+        images.append(ContainerImage(names, _int(imm.get("sizeBytes"), f"{p}.sizeBytes", 0)))
+    conditions = tuple(
+        NodeCondition(_str(_map(c, f"status.conditions[{i}]").get("type"), f"status.conditions[{i}].type"), _str(c.get("status"), f"status.conditions[{i}].status"))
+        for i, c in enumerate(_list(status.get("conditions"), "status.conditions"))
+    )
+    return Node(
+        meta=meta,
+        unschedulable=_bool(spec.get("unschedulable"), "spec.unschedulable"),
+        taints=tuple(parse_taint(t, f"spec.taints[{i}]") for i, t in enumerate(_list(spec.get("taints"), "spec.taints"))),
+        capacity=capacity,
+        allocatable=allocatable,
+        images=tuple(images),
+        conditions=conditions,
+        raw=raw,
+    )
+
+
+# ---------------------------------------------------------------- storage
+def parse_pv(raw: Raw) -> PersistentVolume:
+    meta = parse_meta(raw, namespaced=False)
+    spec = _map(raw.get("spec"), "spec")
+    status = _map(raw.get("status"), "status")
+    kinds = [k for k in spec if k in VOLUME_SOURCES]
+    kind = kinds[0] if kinds else ""
+    claim = spec.get("claimRef")
+    claim_ref = None
+    if claim is not None:
+        c = _map(claim, "spec.claimRef")
+        claim_ref = (_str(c.get("namespace"), "spec.claimRef.namespace", "default"), _str(c.get("name"), "spec.claimRef.name"))
+    na = _map(spec.get("nodeAffinity"), "spec.nodeAffinity")
+    return PersistentVolume(
+        meta=meta,
+        capacity=_units(spec.get("capacity"), "spec.capacity"),
+        access_modes=tuple(_str(a, "spec.accessModes") for a in _list(spec.get("accessModes"), "spec.accessModes")),
+        storage_class_name=_str(spec.get("storageClassName"), "spec.storageClassName"),
+        node_affinity=parse_node_selector(na.get("required"), "spec.nodeAffinity.required"),
+        claim_ref=claim_ref,
+        kind=kind,
+        source=_map(spec.get(kind), f"spec.{kind}") if kind else {},
+        volume_mode=_str(spec.get("volumeMode"), "spec.volumeMode", "Filesystem"),
+        phase=_str(status.get("phase"), "status.phase", "Pending"),
+        raw=raw,
+    )
+
+
+def parse_pvc(raw: Raw) -> PersistentVolumeClaim:
+    meta = parse_meta(raw, namespaced=True)
+    spec = _map(raw.get("spec"), "spec")
+    status = _map(raw.get("status"), "status")
+    res = _map(spec.get("resources"), "spec.resources")
+    req = _units(res.get("requests"), "spec.resources.requests")
+    scn = spec.get("storageClassName")
+    return PersistentVolumeClaim(
+        meta=meta,
+        access_modes=tuple(_str(a, "spec.accessModes") for a in _list(spec.get("accessModes"), "spec.accessModes")),
+        storage_class_name=None if scn is None else _str(scn, "spec.storageClassName"),
+        volume_name=_str(spec.get("volumeName"), "spec.volumeName"),
+        requested_storage=req.get("storage", 0),
+        selector=parse_label_selector(spec.get("selector"), "spec.selector"),
+        volume_mode=_str(spec.get("volumeMode"), "spec.volumeMode", "Filesystem"),
+        phase=_str(status.get("phase"), "status.phase", "Pending"),
+        raw=raw,
+    )
+
+
+def parse_storage_class(raw: Raw) -> StorageClass:
+    meta = parse_meta(raw, namespaced=False)
+    mode = raw.get("volumeBindingMode")
+    if mode is None:
+        mode = "Immediate"  # SetDefaults_StorageClass
+    if mode not in ("Immediate", "WaitForFirstConsumer"):
+        raise FieldError("volumeBindingMode", f"Unsupported value: {mode!r}: supported values: \"Immediate\", \"WaitForFirstConsumer\"")
+    terms = []
+    for i, t in enumerate(_list(raw.get("allowedTopologies"), "allowedTopologies")):
+        p = f"allowedTopologies[{i}]"
+        exprs = []
+        for j, e in enumerate(_list(_map(t, p).get("matchLabelExpressions"), f"{p}.matchLabelExpressions")):
+            em = _map(e, f"{p}.matchLabelExpressions[{j}]")
+            exprs.append((_str(em.get("key"), f"{p}.matchLabelExpressions[{j}].key"), tuple(str(v) for v in _list(em.get("values"), f"{p}.matchLabelExpressions[{j}].values"))))
+        terms.append(TopologySelectorTerm(tuple(exprs)))
+    provisioner = _str(raw.get("provisioner"), "provisioner")
+    if not provisioner:
+        raise FieldError("provisioner", "Required value")
+    return StorageClass(
+        meta=meta,
+        provisioner=provisioner,
+        volume_binding_mode=mode,
+        allowed_topologies=tuple(terms),
+        parameters=parse_string_map(raw.get("parameters"), "parameters"),
+        raw=raw,
+    )
+
+
+def parse_csinode(raw: Raw) -> CSINode:
+    meta = parse_meta(raw, namespaced=False)
+    spec = _map(raw.get("spec"), "spec")
+    drivers = []
+    for i, d in enumerate(_list(spec.get("drivers"), "spec.drivers")):
+        p = f"spec.drivers[{i}]"
+        dm = _map(d, p)
+        alloc = _map(dm.get("allocatable"), f"{p}.allocatable")
+        drivers.append(
+            CSINodeDriver(
+                name=_str(dm.get("name"), f"{p}.name"),
+                node_id=_str(dm.get("nodeID"), f"{p}.nodeID"),
+                allocatable_count=_opt_int(alloc.get("count"), f"{p}.allocatable.count"),
+                topology_keys=tuple(_str(k, f"{p}.topologyKeys") for k in _list(dm.get("topologyKeys"), f"{p}.topologyKeys")),
+            )
+        )
+    return CSINode(meta=meta, drivers=tuple(drivers), raw=raw)
+
+
+def parse_csidriver(raw: Raw) -> CSIDriver:
+    meta = parse_meta(raw, namespaced=False)
+    spec = _map(raw.get("spec"), "spec")
+    return CSIDriver(
+        meta=meta,
+        attach_required=_bool(spec.get("attachRequired"), "spec.attachRequired", True),
+        storage_capacity=_bool(spec.get("storageCapacity"), "spec.storageCapacity", False),
+        raw=raw,
+    )
+
+
+# ---------------------------------------------------------------- policy & workloads
+def parse_priority_class(raw: Raw) -> PriorityClass:
+    meta = parse_meta(raw, namespaced=False)
+    policy = _str(raw.get("preemptionPolicy"), "preemptionPolicy", "PreemptLowerPriority")
+    if policy not in ("Never", "PreemptLowerPriority"):
+        raise FieldError("preemptionPolicy", f"Unsupported value: {policy!r}: supported values: \"Never\", \"PreemptLowerPriority\"")
+    return PriorityClass(
+        meta=meta,
+        value=_int(raw.get("value"), "value"),
+        global_default=_bool(raw.get("globalDefault"), "globalDefault"),
+        preemption_policy=policy,
+        raw=raw,
+    )
+
+
+def parse_pdb(raw: Raw) -> PodDisruptionBudget:
+    meta = parse_meta(raw, namespaced=True)
+    spec = _map(raw.get("spec"), "spec")
+    status = _map(raw.get("status"), "status")
+    disrupted = _map(status.get("disruptedPods"), "status.disruptedPods")
+    return PodDisruptionBudget(
+        meta=meta,
+        selector=parse_label_selector(spec.get("selector"), "spec.selector"),
+        disruptions_allowed=_int(status.get("disruptionsAllowed"), "status.disruptionsAllowed", 0),
+        disrupted_pods=frozenset(str(k) for k in disrupted),
+        raw=raw,
+    )
+
+
+def parse_service(raw: Raw) -> Service:
+    meta = parse_meta(raw, namespaced=True)
+    spec = _map(raw.get("spec"), "spec")
+    return Service(meta=meta, selector=parse_string_map(spec.get("selector"), "spec.selector"), raw=raw)
+
+
+def parse_workload(raw: Raw) -> Workload:
+    kind = str(raw.get("kind"))
+    meta = parse_meta(raw, namespaced=True)
+    spec = _map(raw.get("spec"), "spec")
+    selector: LabelSelector | None
+    if kind == "ReplicationController":
+        sel = parse_string_map(spec.get("selector"), "spec.selector")
+        if not sel:
+            # SetDefaults_ReplicationController: selector defaults to the template labels.
+            tmpl = _map(_map(spec.get("template"), "spec.template").get("metadata"), "spec.template.metadata")
+            sel = parse_string_map(tmpl.get("labels"), "spec.template.metadata.labels")
+        selector = LabelSelector(sel) if sel else None
+    else:
+        selector = parse_label_selector(spec.get("selector"), "spec.selector")
+    return Workload(kind=kind, meta=meta, selector=selector, raw=raw)
+
+
+def parse_namespace(raw: Raw) -> Namespace:
+    meta = parse_meta(raw, namespaced=False)
+    labels = dict(meta.labels)
+    labels["kubernetes.io/metadata.name"] = meta.name
+    return Namespace(meta=ObjectMeta(**{**{f: getattr(meta, f) for f in meta.__dataclass_fields__}, "labels": labels}), raw=raw)
+
+
+# kind -> (apiVersions accepted, parser)
+PARSERS: dict[str, tuple[tuple[str, ...], Callable[[Raw], Any]]] = {
+    "Pod": (("v1",), parse_pod),
+    "Node": (("v1",), parse_node),
+    "PersistentVolume": (("v1",), parse_pv),
+    "PersistentVolumeClaim": (("v1",), parse_pvc),
+    "Service": (("v1",), parse_service),
+    "ReplicationController": (("v1",), parse_workload),
+    "ReplicaSet": (("apps/v1",), parse_workload),
+    "StatefulSet": (("apps/v1",), parse_workload),
+    "StorageClass": (("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), parse_storage_class),
+    "CSINode": (("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), parse_csinode),
+    "CSIDriver": (("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), parse_csidriver),
+    "PriorityClass": (("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1"), parse_priority_class),
+    "PodDisruptionBudget": (("policy/v1", "policy/v1beta1"), parse_pdb),
+    "Namespace": (("v1",), parse_namespace),
+}

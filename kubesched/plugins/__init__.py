@@ -1,0 +1,1 @@
+"""The default plugins, one package per plugin, named as upstream."""

@@ -1,0 +1,1 @@
+"""Matching code shared by several plugins (plugins/helper upstream)."""

@@ -1,0 +1,327 @@
+"""InterPodAffinity: required pod (anti-)affinity of the incoming pod and of the pods already
+running (PreFilter/Filter, with AddPod/RemovePod), preferred pod (anti-)affinity and the
+symmetric weights of existing pods' terms (PreScore/Score/NormalizeScore).
+
+Mirrors framework/plugins/interpodaffinity/plugin.go, filtering.go and scoring.go of
+kube-scheduler v1.30. matchLabelKeys / mismatchLabelKeys are not read: in v1.30 they are
+behind the alpha MatchLabelKeysInPodAffinity gate (off by default) and are applied by the
+API server, never by the scheduler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+import numpy as np
+
+from kubesched.config.args import InterPodAffinityArgs
+from kubesched.errors import ConfigError, PluginError
+from kubesched.framework import (
+    GVK,
+    SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    NodeTable,
+    PodInfo,
+    PreFilterResult,
+    StateKey,
+    Status,
+)
+from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.objects import Pod
+from kubesched.plugins.interpodaffinity.common import (
+    NAME,
+    AggregateCache,
+    Contribution,
+    Counts,
+    IncomingTerm,
+    namespace_labels,
+    nodes_with_pods,
+    pod_identity,
+    pod_matches_all_terms,
+    resolve_terms,
+    resolve_weighted_terms,
+    topology_index,
+)
+from kubesched.plugins.interpodaffinity.filtering import (
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    PreFilterState,
+)
+from kubesched.plugins.interpodaffinity.scoring import (
+    PreScoreState,
+    ScoreMap,
+    normalize_score_array,
+    normalize_scores,
+)
+
+__all__ = [
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH", "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH", "NAME", "InterPodAffinity", "new",
+]
+
+MIN_HARD_POD_AFFINITY_WEIGHT = 0
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
+
+PRE_FILTER_STATE_KEY_NAME = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY_NAME = "PreScore" + NAME
+_PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey(PRE_FILTER_STATE_KEY_NAME)
+_PRE_SCORE_KEY: StateKey[PreScoreState] = StateKey(PRE_SCORE_STATE_KEY_NAME)
+
+
+def _not_found(key: str) -> str:
+    return f'error reading "{key}" from cycleState: not found'
+
+
+def validate_args(args: InterPodAffinityArgs) -> None:
+    """validation.ValidateInterPodAffinityArgs."""
+    w = args.hard_pod_affinity_weight
+    if w < MIN_HARD_POD_AFFINITY_WEIGHT or w > MAX_HARD_POD_AFFINITY_WEIGHT:
+        raise ConfigError(f"Invalid value: {w}: not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}, "
+                          f"{MAX_HARD_POD_AFFINITY_WEIGHT}]", field="hardPodAffinityWeight")
+
+
+class InterPodAffinity:
+    name = NAME
+
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
+        self.args = args or InterPodAffinityArgs()
+        validate_args(self.args)
+        self.handle = handle
+        # Per incoming-pod identity, the count / score maps kept up to date across cycles.
+        self._aggregates = AggregateCache()
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            # A pod added, updated or deleted may satisfy or stop violating a term.
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.ALL)),
+            # A new node or new labels may match a topology; the taint bit is what
+            # buildQueueingHintMap adds for every Node/Add registration.
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                                              | ActionType.UPDATE_NODE_TAINT)),
+        ]
+
+    # ------------------------------------------------------------------ PreFilter
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        handle = self.handle
+        pod_info = PodInfo(pod)
+        affinity_terms = resolve_terms(handle, pod_info.required_affinity_terms)
+        anti_affinity_terms = resolve_terms(handle, pod_info.required_anti_affinity_terms)
+        ns_labels = namespace_labels(handle, pod.namespace)
+
+        existing = self._existing_anti_affinity_counts(pod, ns_labels)
+        affinity_counts, anti_affinity_counts = self._incoming_affinity_anti_affinity_counts(
+            affinity_terms, anti_affinity_terms)
+
+        if not existing and not affinity_terms and not anti_affinity_terms:
+            return None, SKIP
+        state.write(_PRE_FILTER_KEY, PreFilterState(pod, affinity_terms, anti_affinity_terms, ns_labels, existing,
+                                                    affinity_counts, anti_affinity_counts))
+        return None, None
+
+    def _existing_anti_affinity_counts(self, pod: Pod, ns_labels: Mapping[str, str]) -> Counts:
+        """getExistingAntiAffinityCounts: for every existing pod's required anti-affinity
+        term matching the incoming pod, +1 on (topologyKey, that pod's node's value)."""
+        nodes = self.handle.snapshot.have_pods_with_required_anti_affinity_list()
+        agg = self._aggregates.get(("existing", pod_identity(pod, ns_labels)), 1)
+
+        def contribution(ni: NodeInfo) -> Contribution:
+            node = ni.node
+            if node is None:
+                return ((),)
+            labels = node.meta.labels
+            counts: dict[tuple[str, str], int] = {}
+            for pi in ni.pods_with_required_anti_affinity:
+                for t in pi.required_anti_affinity_terms:
+                    if t.matches(pod, ns_labels):
+                        v = labels.get(t.topology_key)
+                        if v is not None:
+                            pair = (t.topology_key, v)
+                            counts[pair] = counts.get(pair, 0) + 1
+            return (tuple(counts.items()),)
+
+        agg.refresh(nodes, contribution)
+        return cast(Counts, dict(agg.totals[0]))
+
+    def _incoming_affinity_anti_affinity_counts(self, affinity_terms: tuple[IncomingTerm, ...],
+                                                anti_affinity_terms: tuple[IncomingTerm, ...]) -> tuple[Counts, Counts]:
+        """getIncomingAffinityAntiAffinityCounts: over every existing pod, +1 on each
+        affinity term's pair when the pod matches *all* affinity terms, and +1 on an
+        anti-affinity term's pair for each term it matches."""
+        if not affinity_terms and not anti_affinity_terms:
+            return {}, {}
+        key = ("incoming", tuple(t.signature for t in affinity_terms), tuple(t.signature for t in anti_affinity_terms))
+        agg = self._aggregates.get(key, 2)
+
+        def contribution(ni: NodeInfo) -> Contribution:
+            node = ni.node
+            if node is None:
+                return ((), ())
+            labels = node.meta.labels
+            affinity: dict[tuple[str, str], int] = {}
+            anti: dict[tuple[str, str], int] = {}
+            for pi in ni.pods:
+                p = pi.pod
+                if affinity_terms and pod_matches_all_terms(affinity_terms, p):
+                    for t in affinity_terms:
+                        v = labels.get(t.topology_key)
+                        if v is not None:
+                            pair = (t.topology_key, v)
+                            affinity[pair] = affinity.get(pair, 0) + 1
+                for t in anti_affinity_terms:
+                    if t.matches(p):
+                        v = labels.get(t.topology_key)
+                        if v is not None:
+                            pair = (t.topology_key, v)
+                            anti[pair] = anti.get(pair, 0) + 1
+            return tuple(affinity.items()), tuple(anti.items())
+
+        agg.refresh(nodes_with_pods(self.handle), contribution)
+        return cast(Counts, dict(agg.totals[0])), cast(Counts, dict(agg.totals[1]))
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        return self
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        return self._update(state, pod_info_to_add, node_info, 1)
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        return self._update(state, pod_info_to_remove, node_info, -1)
+
+    @staticmethod
+    def _update(state: CycleState, pod_info: PodInfo, node_info: NodeInfo, multiplier: int) -> Status | None:
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            return Status.as_error(_not_found(PRE_FILTER_STATE_KEY_NAME))
+        if node_info.node is None:
+            return Status.as_error("node not found")
+        s.update_with_pod(pod_info, node_info.node, multiplier)
+        return None
+
+    # ------------------------------------------------------------------ Filter
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return Status.as_error("node not found")
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            return Status.as_error(_not_found(PRE_FILTER_STATE_KEY_NAME))
+        labels = node.meta.labels
+        if not s.satisfies_pod_affinity(labels):
+            return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        if not s.satisfies_pod_anti_affinity(labels):
+            return Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        if not s.satisfies_existing_pods_anti_affinity(labels):
+            return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            raise PluginError(_not_found(PRE_FILTER_STATE_KEY_NAME))
+        affinity_ok, anti_ok, existing_ok = s.batch_checks(table, topology_index(table), rows)
+        out: BoolArray = affinity_ok & anti_ok & existing_ok
+        return out
+
+    # ------------------------------------------------------------------ Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not nodes:
+            return SKIP
+        handle = self.handle
+        pod_info = PodInfo(pod)
+        has_constraints = bool(pod_info.preferred_affinity_terms or pod_info.preferred_anti_affinity_terms)
+        # Optionally ignore the existing pods' preferences when the incoming pod has none.
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return SKIP
+        preferred_affinity = resolve_weighted_terms(handle, pod_info.preferred_affinity_terms)
+        preferred_anti_affinity = resolve_weighted_terms(handle, pod_info.preferred_anti_affinity_terms)
+        ns_labels = namespace_labels(handle, pod.namespace)
+        hard_weight = self.args.hard_pod_affinity_weight
+
+        # Unless the incoming pod has preferred terms, only pods with affinity matter. Nodes
+        # without pods never contribute, so they are not visited.
+        with_pods = nodes_with_pods(handle)
+        infos = with_pods if has_constraints else [ni for ni in with_pods if ni.pods_with_affinity]
+        key = ("score", has_constraints, tuple(t.signature for t in preferred_affinity),
+               tuple(t.signature for t in preferred_anti_affinity), pod_identity(pod, ns_labels))
+        agg = self._aggregates.get(key, 1)
+
+        def contribution(ni: NodeInfo) -> Contribution:
+            """processExistingPod over the node's pods (all, or those with affinity)."""
+            node = ni.node
+            if node is None or not node.meta.labels:
+                return ((),)
+            labels = node.meta.labels
+            acc: dict[tuple[str, str], int] = {}
+
+            def add(topology_key: str, weight: int) -> None:
+                v = labels.get(topology_key)
+                if v is not None:
+                    pair = (topology_key, v)
+                    acc[pair] = acc.get(pair, 0) + weight
+
+            for epi in (ni.pods if has_constraints else ni.pods_with_affinity):
+                existing = epi.pod
+                for it in preferred_affinity:
+                    if it.matches(existing):
+                        add(it.topology_key, it.weight)
+                for it in preferred_anti_affinity:
+                    if it.matches(existing):
+                        add(it.topology_key, -it.weight)
+                if hard_weight > 0:
+                    for t in epi.required_affinity_terms:
+                        if t.matches(pod, ns_labels):
+                            add(t.topology_key, hard_weight)
+                for wt in epi.preferred_affinity_terms:
+                    if wt.term.matches(pod, ns_labels):
+                        add(wt.term.topology_key, wt.weight)
+                for wt in epi.preferred_anti_affinity_terms:
+                    if wt.term.matches(pod, ns_labels):
+                        add(wt.term.topology_key, -wt.weight)
+            return (tuple(acc.items()),)
+
+        agg.refresh(infos, contribution)
+        if agg.hits == 0:
+            return SKIP
+        topology_score: ScoreMap = {}
+        for pair, score in agg.totals[0].items():
+            tk, tv = cast(tuple[str, str], pair)
+            topology_score.setdefault(tk, {})[tv] = score
+        state.write(_PRE_SCORE_KEY, PreScoreState(topology_score))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        node = node_info.node
+        if node is None:
+            raise PluginError(f"node {node_info.name!r} not found")
+        return state.read(_PRE_SCORE_KEY).score(node.meta.labels)
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
+        return state.read(_PRE_SCORE_KEY).score_rows(table, topology_index(table), rows)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        # PreScore skipped whenever nothing was accumulated, so the topology score is
+        # never empty here (upstream's early return cannot trigger).
+        state.read(_PRE_SCORE_KEY)
+        normalize_scores(scores)
+        return None
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        state.read(_PRE_SCORE_KEY)
+        return normalize_score_array(np.asarray(scores, np.int64))
+
+
+def new(args: object, handle: Handle) -> InterPodAffinity:
+    """Plugin factory (registry entry)."""
+    if args is not None and not isinstance(args, InterPodAffinityArgs):
+        raise ConfigError(f"want args to be of type InterPodAffinityArgs, got {type(args).__name__}")
+    return InterPodAffinity(args, handle)

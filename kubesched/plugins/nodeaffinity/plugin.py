@@ -1,0 +1,311 @@
+"""NodeAffinity: the node must match the pod's nodeSelector and required node affinity, and
+the scheduler-enforced addedAffinity (PreFilter/Filter); matching preferred terms add their
+weights (PreScore/Score/NormalizeScore).
+
+Mirrors framework/plugins/nodeaffinity/node_affinity.go, with the matching of
+component-helpers/scheduling/corev1/nodeaffinity (kubesched.plugins.helpers.nodeaffinity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.config.args import NodeAffinityArgs
+from kubesched.errors import ConfigError
+from kubesched.framework import (
+    GVK,
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    NodeTable,
+    PreFilterExtensions,
+    PreFilterResult,
+    StateKey,
+    Status,
+)
+from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.objects import NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+from kubesched.plugins.helpers.nodeaffinity import (
+    RequiredNodeAffinity,
+    aggregate_error_message,
+    node_selector_matches_labels,
+    selector_has_match_fields,
+    term_matches,
+    term_parse_errors,
+)
+from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
+
+NAME = "NodeAffinity"
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+_OBJECT_NAME_FIELD = "metadata.name"
+_TABLE_KEY = NAME
+
+# A parsed preferred term: (weight, term); weight-0 and empty terms are already dropped.
+WeightedTerm = tuple[int, NodeSelectorTerm]
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterState:
+    """The pod's nodeSelector + required affinity. Independent of other pods: clone is
+    the identity, as upstream."""
+
+    required: RequiredNodeAffinity
+
+    def clone(self) -> PreFilterState:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class PreScoreState:
+    """The pod's parsed preferred terms, None when the pod has none."""
+
+    preferred: tuple[WeightedTerm, ...] | None
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+_PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey("PreFilter" + NAME)
+_PRE_SCORE_KEY: StateKey[PreScoreState] = StateKey("PreScore" + NAME)
+
+
+def parse_preferred_terms(terms: Sequence[PreferredSchedulingTerm]) -> tuple[tuple[WeightedTerm, ...], tuple[str, ...]]:
+    """nodeaffinity.NewPreferredSchedulingTerms: terms with weight 0 or an empty preference
+    are dropped; returns the kept terms and the parse errors of the others."""
+    kept: list[WeightedTerm] = []
+    errs: list[str] = []
+    for i, t in enumerate(terms):
+        if t.weight == 0 or t.preference.is_empty():
+            continue
+        e = term_parse_errors(t.preference, f"[{i}]")
+        if e:
+            errs.extend(e)
+        else:
+            kept.append((t.weight, t.preference))
+    return tuple(kept), tuple(errs)
+
+
+def preferred_score(terms: Sequence[WeightedTerm], labels: Mapping[str, str], node_name: str) -> int:
+    """PreferredSchedulingTerms.Score: the sum of the weights of the matching terms."""
+    score = 0
+    for weight, term in terms:
+        if term_matches(term, labels, node_name):
+            score += weight
+    return score
+
+
+def _pod_preferred_terms(pod: Pod) -> list[PreferredSchedulingTerm] | None:
+    aff = pod.affinity
+    na = aff.node_affinity if aff is not None else None
+    # An absent and an empty preferred list cannot be told apart after parsing; both count
+    # as "no preferred affinity" (an empty list would only score 0 everywhere).
+    if na is None or not na.preferred:
+        return None
+    return list(na.preferred)
+
+
+def _pod_required(pod: Pod) -> NodeSelector | None:
+    aff = pod.affinity
+    na = aff.node_affinity if aff is not None else None
+    return na.required if na is not None else None
+
+
+class _LabelIndex:
+    """Per-row label-set ids, so a batch evaluates each distinct label set once."""
+
+    __slots__ = ("version", "sig_ids", "labels")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.version = table.node_version
+        ids: dict[tuple[tuple[str, str], ...], int] = {}
+        sig_ids = np.zeros(table.size, np.int64)
+        labels: list[Mapping[str, str]] = []
+        for i, node in enumerate(table.nodes[: table.size]):
+            lbl: Mapping[str, str] = node.meta.labels if node is not None else {}
+            sig = tuple(sorted(lbl.items()))
+            sid = ids.get(sig)
+            if sid is None:
+                sid = ids[sig] = len(labels)
+                labels.append(lbl)
+            sig_ids[i] = sid
+        self.sig_ids = sig_ids
+        self.labels = labels
+
+
+def _label_index(table: NodeTable) -> _LabelIndex:
+    idx = table.extras.get(_TABLE_KEY)
+    if not isinstance(idx, _LabelIndex) or idx.version != table.node_version:
+        idx = _LabelIndex(table)
+        table.extras[_TABLE_KEY] = idx
+    return idx
+
+
+def _eval_rows(table: NodeTable, rows: IntArray, uses_name: bool,
+               fn: Callable[[Mapping[str, str], str], bool]) -> BoolArray:
+    """fn(labels, node name) for every row: once per distinct label set when the result
+    cannot depend on the node's name (no matchFields), else once per row."""
+    idx = _label_index(table)
+    if not uses_name:
+        per_sig = np.fromiter((fn(lbl, "") for lbl in idx.labels), np.bool_, len(idx.labels))
+        return per_sig[idx.sig_ids[rows]]
+    names = table.names
+    sig_labels = idx.labels
+    sig_ids = idx.sig_ids
+    return np.fromiter((fn(sig_labels[sig_ids[r]], names[r]) for r in rows.tolist()), np.bool_, len(rows))
+
+
+class NodeAffinity:
+    name = NAME
+
+    def __init__(self, handle: Handle | None = None, args: NodeAffinityArgs | None = None) -> None:
+        self.handle = handle
+        args = args or NodeAffinityArgs()
+        self.added_node_selector: NodeSelector | None = None
+        self.added_pref_terms: tuple[WeightedTerm, ...] | None = None
+        added = args.added_affinity
+        if added is not None:
+            if added.required is not None:
+                errs = [e for i, t in enumerate(added.required.terms) if not t.is_empty()
+                        for e in term_parse_errors(t, f"nodeSelectorTerms[{i}]")]
+                if errs:
+                    raise ConfigError("parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+                                      + aggregate_error_message(errs))
+                self.added_node_selector = added.required
+            if added.preferred:
+                terms, perrs = parse_preferred_terms(added.preferred)
+                if perrs:
+                    raise ConfigError("parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
+                                      + aggregate_error_message(perrs))
+                self.added_pref_terms = terms
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+
+    # ---- PreFilter
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        """NodeAffinity.PreFilter: Skip when there is nothing to check; a PreFilterResult when
+        every required term names nodes with ``matchFields metadata.name In``."""
+        required = _pod_required(pod)
+        # Skip only for a nil nodeSelector: an explicitly empty one does not skip.
+        if required is None and self.added_node_selector is None and pod.node_selector is None:
+            return None, Status.skip()
+        state.write(_PRE_FILTER_KEY, PreFilterState(RequiredNodeAffinity(pod)))
+        if required is None or not required.terms:
+            return None, None
+        node_names: set[str] | None = None
+        for term in required.terms:
+            term_names: set[str] | None = None
+            for r in term.match_fields:
+                if r.key == _OBJECT_NAME_FIELD and r.operator == "In":
+                    # Requirements of a term are ANDed: intersect.
+                    s = set(r.values)
+                    term_names = s if term_names is None else term_names & s
+            if term_names is None:
+                # Terms are ORed: one term without a node name admits every node.
+                return None, None
+            node_names = term_names if node_names is None else node_names | term_names
+        if node_names is not None and not node_names:
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        if node_names:
+            return PreFilterResult(frozenset(node_names)), None
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        # The state does not depend on other pods.
+        return None
+
+    # ---- Filter
+    def _required(self, state: CycleState, pod: Pod) -> RequiredNodeAffinity:
+        s = state.get(_PRE_FILTER_KEY)
+        # Fallback when PreFilter did not run (upstream does the same).
+        return s.required if s is not None else RequiredNodeAffinity(pod)
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """NodeAffinity.Filter: addedAffinity first, then nodeSelector + required affinity."""
+        node = node_info.node
+        assert node is not None
+        labels, name = node.meta.labels, node.meta.name
+        if self.added_node_selector is not None and not node_selector_matches_labels(
+                self.added_node_selector, labels, name):
+            return Status.unresolvable(ERR_REASON_ENFORCED)
+        if not self._required(state, pod).match_labels(labels, name):
+            return Status.unresolvable(ERR_REASON_POD)
+        return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        required = self._required(state, pod)
+        ok = _eval_rows(table, rows, required.uses_node_name, required.match_labels)
+        added = self.added_node_selector
+        if added is not None:
+            ok &= _eval_rows(table, rows, selector_has_match_fields(added),
+                             lambda labels, name: node_selector_matches_labels(added, labels, name))
+        return ok
+
+    # ---- Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """NodeAffinity.PreScore: Skip when neither the pod nor addedAffinity has preferred
+        terms; an invalid pod preferred term is an error (NewPreferredSchedulingTerms)."""
+        if not nodes:
+            return None
+        raw = _pod_preferred_terms(pod)
+        preferred: tuple[WeightedTerm, ...] | None = None
+        if raw is not None:
+            preferred, errs = parse_preferred_terms(raw)
+            if errs:
+                return Status.as_error(aggregate_error_message(errs))
+        if preferred is None and self.added_pref_terms is None:
+            return Status.skip()
+        state.write(_PRE_SCORE_KEY, PreScoreState(preferred))
+        return None
+
+    def _score_terms(self, state: CycleState, pod: Pod) -> tuple[WeightedTerm, ...]:
+        s = state.get(_PRE_SCORE_KEY)
+        if s is not None:
+            preferred = s.preferred or ()
+        else:
+            # Fallback when PreScore did not run; invalid terms then simply never match.
+            raw = _pod_preferred_terms(pod)
+            preferred = parse_preferred_terms(raw)[0] if raw is not None else ()
+        return (self.added_pref_terms or ()) + preferred
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """NodeAffinity.Score: addedAffinity's then the pod's matching preferred weights."""
+        node = node_info.node
+        assert node is not None
+        return preferred_score(self._score_terms(state, pod), node.meta.labels, node.meta.name)
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
+        terms = self._score_terms(state, pod)
+        if not terms:
+            return np.zeros(len(rows), np.int64)
+        idx = _label_index(table)
+        if not any(t.match_fields for _, t in terms):
+            per_sig = np.fromiter((preferred_score(terms, lbl, "") for lbl in idx.labels), np.int64, len(idx.labels))
+            return per_sig[idx.sig_ids[rows]]
+        names = table.names
+        return np.fromiter((preferred_score(terms, idx.labels[idx.sig_ids[r]], names[r]) for r in rows.tolist()),
+                           np.int64, len(rows))
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        return default_normalize_score_array(MAX_NODE_SCORE, False, scores)
+
+
+def new(args: object, handle: Handle) -> NodeAffinity:
+    """Plugin factory (registry entry); ``args`` is a NodeAffinityArgs or None (defaults)."""
+    if args is not None and not isinstance(args, NodeAffinityArgs):
+        raise ConfigError(f"args are not of type NodeAffinityArgs, got {type(args).__name__}")
+    return NodeAffinity(handle, args)

@@ -1,0 +1,59 @@
+"""NodeName: a pod that names a node (spec.nodeName) fits only that node (Filter).
+
+Mirrors framework/plugins/nodename/node_name.go.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.framework import (
+    GVK,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeTable,
+    Status,
+)
+from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.objects import Pod
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """nodename.Fits: no nodeName, or the node's name."""
+    return not pod.node_name or pod.node_name == node_info.name
+
+
+class NodeName:
+    name = NAME
+
+    def __init__(self, handle: Handle | None = None) -> None:
+        self.handle = handle
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """NodeName.Filter."""
+        assert node_info.node is not None
+        if fits(pod, node_info):
+            return None
+        return Status.unresolvable(ERR_REASON)
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        wanted = pod.node_name
+        if not wanted:
+            return np.ones(len(rows), np.bool_)
+        names = table.names
+        return np.fromiter((names[r] == wanted for r in rows.tolist()), np.bool_, len(rows))
+
+
+def new(args: object, handle: Handle) -> NodeName:
+    """Plugin factory (registry entry). NodeName takes no args."""
+    return NodeName(handle)

@@ -1,0 +1,126 @@
+"""NodePorts: the pod's host ports must be free on the node (PreFilter/Filter).
+
+Mirrors framework/plugins/nodeports/node_ports.go.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.framework import (
+    GVK,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeTable,
+    PreFilterExtensions,
+    PreFilterResult,
+    StateKey,
+    Status,
+)
+from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.objects import Pod
+from kubesched.plugins.helpers.rows import row_node_infos
+
+NAME = "NodePorts"
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+PRE_FILTER_STATE_KEY_NAME = "PreFilter" + NAME
+
+# (hostIP, protocol, hostPort) as written in the pod; HostPortInfo sanitizes "" / "".
+HostPort = tuple[str, str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterState:
+    """The pod's wanted host ports. Not affected by adding/removing other pods, so clone
+    returns the same (immutable) value, as upstream."""
+
+    ports: tuple[HostPort, ...]
+
+    def clone(self) -> PreFilterState:
+        return self
+
+
+_PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey(PRE_FILTER_STATE_KEY_NAME)
+
+
+def get_container_ports(pod: Pod) -> tuple[HostPort, ...]:
+    """getContainerPorts: ports with hostPort > 0 of the regular containers only (init
+    containers, sidecars included, are not considered in v1.30)."""
+    return tuple((p.host_ip, p.protocol, p.host_port) for c in pod.containers for p in c.ports if p.host_port > 0)
+
+
+def fits_ports(wanted: tuple[HostPort, ...], node_info: NodeInfo) -> bool:
+    """fitsPorts: no wanted port conflicts with the node's used ports."""
+    used = node_info.used_ports
+    for ip, protocol, port in wanted:
+        if used.check_conflict(ip, protocol, port):
+            return False
+    return True
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """nodeports.Fits (used by the queue's pre-check)."""
+    return fits_ports(get_container_ports(pod), node_info)
+
+
+class NodePorts:
+    name = NAME
+
+    def __init__(self, handle: Handle | None = None) -> None:
+        self.handle = handle
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            # A deleted pod may free the ports.
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
+        ]
+
+    # ---- PreFilter
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        """NodePorts.PreFilter: Skip when the pod wants no host port."""
+        ports = get_container_ports(pod)
+        if not ports:
+            return None, Status.skip()
+        state.write(_PRE_FILTER_KEY, PreFilterState(ports))
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        # The state does not depend on other pods.
+        return None
+
+    # ---- Filter
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """NodePorts.Filter."""
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            # getPreFilterState: framework.ErrNotFound wrapped, returned via AsStatus.
+            return Status.as_error(f'reading "{PRE_FILTER_STATE_KEY_NAME}" from cycleState: not found')
+        if fits_ports(s.ports, node_info):
+            return None
+        return Status.unschedulable(ERR_REASON)
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            return np.zeros(len(rows), np.bool_)
+        assert self.handle is not None
+        infos = row_node_infos(table, self.handle.snapshot.list())
+        wanted = s.ports
+        # Only pods with host ports get here (PreFilter Skips the others), which is rare
+        # enough for a per-row loop over the NodeInfos' HostPortInfo.
+        return np.fromiter(
+            ((ni := infos[r]) is not None and fits_ports(wanted, ni) for r in rows.tolist()),
+            np.bool_, len(rows),
+        )
+
+
+def new(args: object, handle: Handle) -> NodePorts:
+    """Plugin factory (registry entry). NodePorts takes no args."""
+    return NodePorts(handle)

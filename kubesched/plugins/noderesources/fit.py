@@ -1,0 +1,293 @@
+"""NodeResourcesFit: the node must have room for the pod's requests (PreFilter/Filter), and
+nodes are scored by a resource strategy (PreScore/Score): LeastAllocated (default),
+MostAllocated or RequestedToCapacityRatio.
+
+Mirrors noderesources/fit.go (PreFilter, Filter, fitsRequest, Fits, PreScore, Score,
+EventsToRegister) with the scorers of resource_allocation.go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.config.args import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    UtilizationShapePoint,
+)
+from kubesched.errors import ConfigError, PluginError
+from kubesched.framework import (
+    GVK,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeTable,
+    PreFilterResult,
+    StateKey,
+    Status,
+)
+from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.objects import Pod
+from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
+from kubesched.plugins.noderesources.resource_allocation import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    LeastAllocatedScorer,
+    MostAllocatedScorer,
+    PreScoreState,
+    RequestedToCapacityRatioScorer,
+    RowSelection,
+    Scorer,
+    node_vectors,
+    pod_resource_request_list,
+    table_vectors,
+)
+
+NAME = "NodeResourcesFit"
+_PRE_FILTER_KEY: StateKey[PodResourceRequest] = StateKey("PreFilter" + NAME)
+_PRE_SCORE_KEY: StateKey[PreScoreState] = StateKey("PreScore" + NAME)
+
+REASON_TOO_MANY_PODS = "Too many pods"
+_MISSING_PRE_FILTER_STATE = f'error reading "PreFilter{NAME}" from cycleState: not found'
+
+
+# ----------------------------------------------------------------------------- fitsRequest
+@dataclass(frozen=True, slots=True)
+class PodResourceRequest:
+    """The pod's effective request as NodeResourcesFit sees it (preFilterState, a
+    framework.Resource): cpu (milli), memory, ephemeral-storage and scalar resources; other
+    names (``pods``, unqualified custom names) are ignored. Immutable: clone() shares it."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    scalar: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def of(cls, pod: Pod) -> PodResourceRequest:
+        """computePodResourceRequest: PodRequests (section 3.1) without non-zero defaults."""
+        r = pod.requests
+        scalar = tuple((k, v) for k, v in r.items() if k not in _NATIVE and is_scalar_resource_name(k))
+        return cls(r.get("cpu", 0), r.get("memory", 0), r.get("ephemeral-storage", 0), scalar)
+
+    def is_empty(self) -> bool:
+        return self.milli_cpu == 0 and self.memory == 0 and self.ephemeral_storage == 0 and not self.scalar
+
+    def clone(self) -> PodResourceRequest:
+        return self
+
+
+_NATIVE = frozenset(("cpu", "memory", "ephemeral-storage", "pods"))
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """One resource the node lacks (fit.go: InsufficientResource)."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+
+
+def _is_ignored(name: str, ignored: Collection[str], ignored_groups: Collection[str]) -> bool:
+    """Only extended resources can be ignored, by full name or by the prefix before '/'."""
+    if not is_extended_resource_name(name):
+        return False
+    return name in ignored or (bool(ignored_groups) and name.split("/", 1)[0] in ignored_groups)
+
+
+def fits_request(req: PodResourceRequest, node_info: NodeInfo, ignored: Collection[str] = (),
+                 ignored_groups: Collection[str] = ()) -> list[InsufficientResource]:
+    """fitsRequest: every insufficient resource, in the order pods, cpu, memory,
+    ephemeral-storage, then scalar resources in the pod's request order (Go iterates a map
+    here, so upstream's order among scalars is unspecified)."""
+    out: list[InsufficientResource] = []
+    alloc = node_info.allocatable
+    used = node_info.requested
+    n_pods = len(node_info.pods)
+    if n_pods + 1 > alloc.allowed_pod_number:
+        out.append(InsufficientResource("pods", REASON_TOO_MANY_PODS, 1, n_pods, alloc.allowed_pod_number))
+    if req.is_empty():
+        return out
+    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        out.append(InsufficientResource("cpu", "Insufficient cpu", req.milli_cpu, used.milli_cpu, alloc.milli_cpu))
+    if req.memory > 0 and req.memory > alloc.memory - used.memory:
+        out.append(InsufficientResource("memory", "Insufficient memory", req.memory, used.memory, alloc.memory))
+    if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        out.append(InsufficientResource("ephemeral-storage", "Insufficient ephemeral-storage", req.ephemeral_storage,
+                                        used.ephemeral_storage, alloc.ephemeral_storage))
+    for name, q in req.scalar:
+        if q == 0 or _is_ignored(name, ignored, ignored_groups):
+            continue
+        a = alloc.scalar.get(name, 0)
+        u = used.scalar.get(name, 0)
+        if q > a - u:
+            out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a))
+    return out
+
+
+def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Collection[str] = (),
+         ignored_resource_groups: Collection[str] = ()) -> list[InsufficientResource]:
+    """Fits: does the node have room for the pod? (Used by the queue's pre-check, which
+    passes no ignored resources.) Empty list = fits."""
+    return fits_request(PodResourceRequest.of(pod), node_info, ignored_resources, ignored_resource_groups)
+
+
+# ----------------------------------------------------------------------------- args
+def _validate(args: NodeResourcesFitArgs) -> None:
+    """The checks of validation.ValidateNodeResourcesFitArgs that matter at runtime
+    (the config loader reports them with field paths first)."""
+    for i, group in enumerate(args.ignored_resource_groups):
+        if "/" in group:
+            raise ConfigError("resource group name can't contain '/'", field=f"ignoredResourceGroups[{i}]")
+    strategy = args.scoring_strategy
+    if strategy.type not in (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO):
+        raise ConfigError(f"Unsupported value: {strategy.type!r}: supported values: \"{LEAST_ALLOCATED}\", "
+                          f"\"{MOST_ALLOCATED}\", \"{REQUESTED_TO_CAPACITY_RATIO}\"", field="scoringStrategy.type")
+    for i, r in enumerate(strategy.resources):
+        if r.weight <= 0 or r.weight > 100:
+            raise ConfigError(f"Invalid value: {r.weight}: resource weight of {r.name} not in valid range (0, 100]",
+                              field=f"scoringStrategy.resources[{i}].weight")
+    rtcr = strategy.requested_to_capacity_ratio
+    if rtcr is not None:
+        _validate_shape(rtcr.shape)
+    elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        raise ConfigError("Required value: at least one point must be specified", field="scoringStrategy.shape")
+
+
+def _validate_shape(shape: Sequence[UtilizationShapePoint]) -> None:
+    """validateFunctionShape."""
+    if not shape:
+        raise ConfigError("Required value: at least one point must be specified", field="scoringStrategy.shape")
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            raise ConfigError(f"Invalid value: {shape[i].utilization}: utilization values must be sorted in "
+                              "increasing order", field=f"scoringStrategy.shape[{i}].utilization")
+    for i, p in enumerate(shape):
+        if not 0 <= p.utilization <= MAX_UTILIZATION:
+            raise ConfigError(f"Invalid value: {p.utilization}: not in valid range [0, {MAX_UTILIZATION}]",
+                              field=f"scoringStrategy.shape[{i}].utilization")
+        if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise ConfigError(f"Invalid value: {p.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                              field=f"scoringStrategy.shape[{i}].score")
+
+
+def _make_scorer(args: NodeResourcesFitArgs) -> Scorer:
+    """nodeResourceStrategyTypeMap."""
+    strategy = args.scoring_strategy
+    if strategy.type == MOST_ALLOCATED:
+        return MostAllocatedScorer(strategy.resources)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        assert strategy.requested_to_capacity_ratio is not None  # _validate
+        return RequestedToCapacityRatioScorer(strategy.resources, strategy.requested_to_capacity_ratio.shape)
+    return LeastAllocatedScorer(strategy.resources)
+
+
+# ----------------------------------------------------------------------------- plugin
+class Fit:
+    name = NAME
+
+    def __init__(self, args: NodeResourcesFitArgs | None = None, handle: Handle | None = None) -> None:
+        args = args or NodeResourcesFitArgs()
+        _validate(args)
+        self.handle = handle
+        self.args = args
+        self.ignored_resources = frozenset(args.ignored_resources)
+        self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        self.resources: tuple[ResourceSpec, ...] = tuple(args.scoring_strategy.resources)
+        self.scorer = _make_scorer(args)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Pod/Update only with InPlacePodVerticalScaling (off in v1.30).
+        return [
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
+        ]
+
+    # ---- PreFilter / Filter
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        # SidecarContainers is on in v1.30, so restartable init containers are accepted
+        # (and counted by PodRequests); NodeResourcesFit never Skips.
+        state.write(_PRE_FILTER_KEY, PodResourceRequest.of(pod))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            return Status.as_error(_MISSING_PRE_FILTER_STATE)
+        insufficient = fits_request(req, node_info, self.ignored_resources, self.ignored_resource_groups)
+        if not insufficient:
+            return None
+        return Status.unschedulable(*(r.reason for r in insufficient))
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            raise PluginError(_MISSING_PRE_FILTER_STATE)
+        sel = RowSelection(table, rows)
+        ok: BoolArray = sel.take(table.pod_count) < sel.take(table.alloc_pods)
+        if not req.is_empty():
+            if req.milli_cpu > 0:
+                ok &= req.milli_cpu <= sel.take(table.alloc_cpu) - sel.take(table.req_cpu)
+            if req.memory > 0:
+                ok &= req.memory <= sel.take(table.alloc_mem) - sel.take(table.req_mem)
+            if req.ephemeral_storage > 0:
+                ok &= req.ephemeral_storage <= sel.take(table.alloc_eph) - sel.take(table.req_eph)
+            for name, q in req.scalar:
+                if q == 0 or _is_ignored(name, self.ignored_resources, self.ignored_resource_groups):
+                    continue
+                alloc_col = table.scalar_alloc.get(name)
+                req_col = table.scalar_req.get(name)
+                free = sel.take(alloc_col) if alloc_col is not None else np.zeros(sel.size, np.int64)
+                if req_col is not None:
+                    free = free - sel.take(req_col)
+                ok &= q <= free
+        return ok[rows] if sel.full else ok
+
+    # ---- PreScore / Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(_PRE_SCORE_KEY, PreScoreState(pod_resource_request_list(pod, self.resources, False)))
+        return None
+
+    def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
+        s = state.get(_PRE_SCORE_KEY)
+        if s is None:  # Score without PreScore computes the request itself (fit.go: Score)
+            return pod_resource_request_list(pod, self.resources, False)
+        return s.pod_requests
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        if not self.resources:
+            raise PluginError("resources not found")
+        requested, allocatable = node_vectors(node_info, self.resources, self._pod_requests(state, pod), False)
+        return self.scorer.score(requested, allocatable)
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
+        if not self.resources:
+            raise PluginError("resources not found")
+        sel = RowSelection(table, rows)
+        vectors = table_vectors(table, sel, self.resources, self._pod_requests(state, pod), False)
+        return sel.result(self.scorer.score_arrays(vectors, sel.size))
+
+
+def new_fit(args: object, handle: Handle) -> Fit:
+    """Plugin factory (registry entry)."""
+    if args is not None and not isinstance(args, NodeResourcesFitArgs):
+        raise ConfigError(f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}")
+    return Fit(args, handle)
+
+
+new = new_fit

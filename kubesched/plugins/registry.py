@@ -1,0 +1,57 @@
+"""The in-tree plugin registry: plugin name -> factory ``new(args, handle)``
+(framework/plugins/registry.go: NewInTreeRegistry).
+
+Out-of-tree plugins are merged on top of this by the runtime; a duplicate name is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubesched.plugins import (
+    defaultbinder,
+    defaultpreemption,
+    imagelocality,
+    interpodaffinity,
+    nodeaffinity,
+    nodename,
+    nodeports,
+    noderesources,
+    nodeunschedulable,
+    nodevolumelimits,
+    podtopologyspread,
+    queuesort,
+    schedulinggates,
+    tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
+)
+
+Factory = Callable[[Any, Any], Any]
+
+REGISTRY: dict[str, Factory] = {
+    "SchedulingGates": schedulinggates.new,
+    "PrioritySort": queuesort.new,
+    "NodeUnschedulable": nodeunschedulable.new,
+    "NodeName": nodename.new,
+    "TaintToleration": tainttoleration.new,
+    "NodeAffinity": nodeaffinity.new,
+    "NodePorts": nodeports.new,
+    "NodeResourcesFit": noderesources.new_fit,
+    "VolumeRestrictions": volumerestrictions.new,
+    "EBSLimits": nodevolumelimits.new_ebs,
+    "GCEPDLimits": nodevolumelimits.new_gce_pd,
+    "NodeVolumeLimits": nodevolumelimits.new_csi,
+    "AzureDiskLimits": nodevolumelimits.new_azure_disk,
+    "CinderLimits": nodevolumelimits.new_cinder,
+    "VolumeBinding": volumebinding.new,
+    "VolumeZone": volumezone.new,
+    "PodTopologySpread": podtopologyspread.new,
+    "InterPodAffinity": interpodaffinity.new,
+    "DefaultPreemption": defaultpreemption.new,
+    "NodeResourcesBalancedAllocation": noderesources.new_balanced_allocation,
+    "ImageLocality": imagelocality.new,
+    "DefaultBinder": defaultbinder.new,
+}

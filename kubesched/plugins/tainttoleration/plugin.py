@@ -1,0 +1,140 @@
+"""TaintToleration: a node's NoSchedule/NoExecute taints must be tolerated (Filter); fewer
+untolerated PreferNoSchedule taints score higher (PreScore/Score/NormalizeScore).
+
+Mirrors framework/plugins/tainttoleration/taint_toleration.go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kubesched.framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    GVK,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    NodeTable,
+    StateKey,
+    Status,
+)
+from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.objects import Node, Pod, Taint, Toleration, tolerations_tolerate_taint
+from kubesched.objects.model import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE
+from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
+
+NAME = "TaintToleration"
+ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
+_PRE_SCORE_KEY: StateKey[tuple[Toleration, ...]] = StateKey("PreScore" + NAME)
+_TABLE_KEY = NAME
+
+
+def find_untolerated_taint(taints: Sequence[Taint], tolerations: tuple[Toleration, ...]) -> Taint | None:
+    """v1helper.FindMatchingUntoleratedTaint with the NoSchedule/NoExecute filter."""
+    for t in taints:
+        if t.effect != NO_SCHEDULE and t.effect != NO_EXECUTE:
+            continue
+        if not tolerations_tolerate_taint(tolerations, t):
+            return t
+    return None
+
+
+def _count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: tuple[Toleration, ...]) -> int:
+    n = 0
+    for t in taints:
+        if t.effect != PREFER_NO_SCHEDULE:
+            continue
+        if not tolerations_tolerate_taint(tolerations, t):
+            n += 1
+    return n
+
+
+class _TaintIndex:
+    """Per-row taint signature ids, so a batch evaluates each distinct taint set once."""
+
+    __slots__ = ("version", "sig_ids", "signatures")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.version = table.node_version
+        ids: dict[tuple[Taint, ...], int] = {}
+        sig_ids = np.zeros(table.size, np.int64)
+        for i, node in enumerate(table.nodes[: table.size]):
+            taints = node.taints if node is not None else ()
+            sig_ids[i] = ids.setdefault(taints, len(ids))
+        self.sig_ids = sig_ids
+        self.signatures: list[tuple[Taint, ...]] = list(ids)
+
+
+def _taint_index(table: NodeTable) -> _TaintIndex:
+    idx = table.extras.get(_TABLE_KEY)
+    if not isinstance(idx, _TaintIndex) or idx.version != table.node_version:
+        idx = _TaintIndex(table)
+        table.extras[_TABLE_KEY] = idx
+    return idx
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self, handle: Handle | None = None) -> None:
+        self.handle = handle
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+
+    # ---- Filter
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        assert node is not None
+        taint = find_untolerated_taint(node.taints, pod.tolerations)
+        if taint is None:
+            return None
+        return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        idx = _taint_index(table)
+        ok = np.fromiter(
+            (find_untolerated_taint(sig, pod.tolerations) is None for sig in idx.signatures),
+            np.bool_, len(idx.signatures),
+        )
+        return ok[idx.sig_ids[rows]]
+
+    # ---- Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not nodes:
+            return None
+        tolerations = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
+        state.write(_PRE_SCORE_KEY, tolerations)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        node: Node | None = node_info.node
+        assert node is not None
+        return _count_intolerable_prefer_no_schedule(node.taints, state.read(_PRE_SCORE_KEY))
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
+        idx = _taint_index(table)
+        tolerations = state.read(_PRE_SCORE_KEY)
+        per_sig = np.fromiter(
+            (_count_intolerable_prefer_no_schedule(sig, tolerations) for sig in idx.signatures),
+            np.int64, len(idx.signatures),
+        )
+        return per_sig[idx.sig_ids[rows]]
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        return default_normalize_score_array(MAX_NODE_SCORE, True, scores)
+
+
+def new(args: object, handle: Handle) -> TaintToleration:
+    """Plugin factory (registry entry). TaintToleration takes no args."""
+    return TaintToleration(handle)

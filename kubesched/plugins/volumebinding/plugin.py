@@ -1,0 +1,308 @@
+"""VolumeBinding: a pod's claims must be bound to PVs whose node affinity the node satisfies,
+or (WaitForFirstConsumer) bindable on the node to an available PV or by dynamic provisioning
+(PreFilter, Filter, Reserve/Unreserve, PreBind, PreScore/Score).
+
+Mirrors framework/plugins/volumebinding/volume_binding.go (v1.30). Differences forced by the
+simulator: there is no PV controller, so PreBind does not update the API and wait for the
+binding; it records the assumed decisions on the cycle state (see pending_volume_bindings) for
+the simulator to apply. VolumeCapacityPriority (Score) is off in v1.30: PreScore returns Skip
+unless the plugin is built with ``enable_volume_capacity_priority``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from kubesched.config.args import UtilizationShapePoint, VolumeBindingArgs
+from kubesched.errors import PluginError
+from kubesched.framework import (
+    GVK,
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    Handle,
+    NodeInfo,
+    PreFilterResult,
+    StateKey,
+    Status,
+)
+from kubesched.objects import Pod
+from kubesched.plugins.helpers.volumes import (
+    CLAIM_LOST,
+    RESOURCE_PVC,
+    go_quote,
+    not_found,
+    pod_volume_claim,
+    volume_is_for_pod,
+)
+from kubesched.plugins.volumebinding.binder import (
+    BinderError,
+    PodVolumeClaims,
+    PodVolumes,
+    VolumeBinder,
+)
+
+NAME = "VolumeBinding"
+STATE_KEY_NAME = NAME
+ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+# The default shape when VolumeCapacityPriority is on (apis/config/v1 defaults).
+DEFAULT_SHAPE = (UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10))
+
+
+@dataclass(slots=True)
+class StateData:
+    """stateData. Shared, not copied, by clones (upstream Clone returns itself): Filter results
+    recorded during a preemption dry run stay visible, as upstream."""
+
+    pod_volume_claims: PodVolumeClaims | None = None
+    pod_volumes_by_node: dict[str, PodVolumes] = field(default_factory=dict)
+    has_static_bindings: bool = False
+    all_bound: bool = False
+    # What PreBind would have sent to the API server (kubesched: applied by the simulator).
+    pending_bindings: PodVolumes | None = None
+
+    def clone(self) -> StateData:
+        return self
+
+
+_STATE_KEY: StateKey[StateData] = StateKey(STATE_KEY_NAME)
+
+
+def pending_volume_bindings(state: CycleState) -> PodVolumes | None:
+    """The volume decisions PreBind recorded for the chosen node: PVs with the claimRef to set
+    (static bindings) and claims annotated with the selected node (to provision). None when
+    every claim was already bound or the pod has none."""
+    s = state.get(_STATE_KEY)
+    return s.pending_bindings if s is not None else None
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """Go integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def build_broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """helper.BuildBrokenLinearFunction over (utilization, score) points."""
+
+    def f(p: int) -> int:
+        for i, (u, s) in enumerate(shape):
+            if p <= u:
+                if i == 0:
+                    return s
+                pu, ps = shape[i - 1]
+                return ps + _trunc_div((s - ps) * (p - pu), u - pu)
+        return shape[-1][1]
+
+    return f
+
+
+class VolumeCapacityScorer:
+    """buildScorerFunction: per storage class, the utilization requested/capacity mapped
+    through the shape; the node score is the rounded mean over classes."""
+
+    def __init__(self, shape: Sequence[UtilizationShapePoint]) -> None:
+        points = [(p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for p in shape]
+        self._raw = build_broken_linear_function(points)
+
+    def _class_score(self, requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return self._raw(MAX_UTILIZATION)
+        return self._raw(requested * MAX_UTILIZATION // capacity)
+
+    def __call__(self, class_resources: dict[str, tuple[int, int]]) -> int:
+        if not class_resources:
+            return 0
+        total = sum(self._class_score(r, c) for r, c in class_resources.values())
+        return math.floor(total / len(class_resources) + 0.5)
+
+
+class VolumeBinding:
+    name = NAME
+
+    def __init__(self, handle: Handle, args: VolumeBindingArgs | None = None, *,
+                 enable_volume_capacity_priority: bool = False) -> None:
+        self.handle = handle
+        self.args = args or VolumeBindingArgs()
+        if self.args.bind_timeout_seconds < 0:
+            raise PluginError(f"{NAME}: invalid BindTimeoutSeconds, should not be a negative value")
+        self.binder = VolumeBinder(handle.objects)
+        self.scorer: VolumeCapacityScorer | None = None
+        if enable_volume_capacity_priority:
+            self.scorer = VolumeCapacityScorer(self.args.shape or DEFAULT_SHAPE)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            # A missing or mis-configured class (allowedTopologies, volumeBindingMode).
+            ClusterEventWithHint(ClusterEvent(GVK.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+            # Claims and volumes get bound.
+            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
+            # Node labels vs allowed topologies / PV node affinity.
+            ClusterEventWithHint(ClusterEvent(
+                GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)),
+            # In-tree PVs are translated to CSI using the CSINode.
+            ClusterEventWithHint(ClusterEvent(GVK.CSI_NODE, ActionType.ADD | ActionType.UPDATE)),
+            # Storage capacity tracking.
+            ClusterEventWithHint(ClusterEvent(GVK.CSI_DRIVER, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE)),
+        ]
+
+    # ---- PreFilter
+    def pod_has_pvcs(self, pod: Pod) -> tuple[bool, str | None]:
+        """podHasPVCs: (has a claim, error text)."""
+        objects = self.handle.objects
+        has_pvc = False
+        for v in pod.volumes:
+            claim = pod_volume_claim(pod, v)
+            if claim is None:
+                continue
+            name, is_ephemeral = claim
+            has_pvc = True
+            pvc = objects.pvc(pod.namespace, name)
+            if pvc is None:
+                if is_ephemeral:
+                    # Normal right after the pod was created.
+                    return True, f"waiting for ephemeral volume controller to create the persistentvolumeclaim {go_quote(name)}"
+                return True, not_found(RESOURCE_PVC, name)
+            if pvc.phase == CLAIM_LOST:
+                return True, (f"persistentvolumeclaim {go_quote(pvc.name)} bound to non-existent persistentvolume "
+                              f"{go_quote(pvc.volume_name)}")
+            if pvc.meta.deletion_timestamp is not None:
+                return True, f"persistentvolumeclaim {go_quote(pvc.name)} is being deleted"
+            if is_ephemeral:
+                err = volume_is_for_pod(pod, pvc)
+                if err is not None:
+                    return True, err
+        return has_pvc, None
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        """PreFilter: Skip without claims; reject at once when an immediate claim is unbound."""
+        has_pvc, err = self.pod_has_pvcs(pod)
+        if err is not None:
+            return None, Status.unresolvable(err)
+        if not has_pvc:
+            state.write(_STATE_KEY, StateData())
+            return None, Status.skip()
+        try:
+            claims = self.binder.get_pod_volume_claims(pod)
+        except BinderError as e:
+            return None, Status.as_error(str(e))
+        if claims.unbound_claims_immediate:
+            # The PV controller has to bind them first.
+            return None, Status.unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)
+        state.write(_STATE_KEY, StateData(pod_volume_claims=PodVolumeClaims(
+            bound_claims=claims.bound_claims,
+            unbound_claims_delay_binding=claims.unbound_claims_delay_binding,
+            unbound_volumes_delay_binding=claims.unbound_volumes_delay_binding,
+        )))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    # ---- Filter
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Filter (FindPodVolumes): bound PVs must fit the node; delayed claims need a PV or
+        provisioning on it. All reasons are UnschedulableAndUnresolvable."""
+        node = node_info.node
+        assert node is not None
+        s = state.get(_STATE_KEY)
+        if s is None or s.pod_volume_claims is None:
+            return Status.as_error(f'reading "{STATE_KEY_NAME}" from cycleState: not found')
+        try:
+            pod_volumes, reasons = self.binder.find_pod_volumes(pod, s.pod_volume_claims, node)
+        except BinderError as e:
+            return Status.as_error(str(e))
+        if reasons:
+            return Status.unresolvable(*reasons)
+        s.pod_volumes_by_node[node.meta.name] = pod_volumes
+        s.has_static_bindings = s.has_static_bindings or bool(pod_volumes.static_bindings)
+        return None
+
+    # ---- Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """PreScore: Skip unless VolumeCapacityPriority is on and a static binding exists."""
+        if self.scorer is None:
+            return Status.skip()
+        s = state.get(_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'reading "{STATE_KEY_NAME}" from cycleState: not found')
+        if s.has_static_bindings:
+            return None
+        return Status.skip()
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        if self.scorer is None:
+            return 0
+        s = state.read(_STATE_KEY)
+        pod_volumes = s.pod_volumes_by_node.get(node_info.name)
+        if pod_volumes is None:
+            return 0
+        # Group the static bindings by storage class.
+        class_resources: dict[str, tuple[int, int]] = {}
+        for b in pod_volumes.static_bindings:
+            requested, capacity = b.storage_resource()
+            r, c = class_resources.get(b.storage_class_name(), (0, 0))
+            class_resources[b.storage_class_name()] = (r + requested, c + capacity)
+        return self.scorer(class_resources)
+
+    def score_extensions(self) -> None:
+        return None
+
+    # ---- Reserve
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Reserve: assume the node's decisions in the binder's cache."""
+        s = state.get(_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'reading "{STATE_KEY_NAME}" from cycleState: not found')
+        pod_volumes = s.pod_volumes_by_node.get(node_name)
+        if pod_volumes is not None:
+            try:
+                s.all_bound = self.binder.assume_pod_volumes(pod, node_name, pod_volumes)
+            except BinderError as e:
+                return Status.as_error(str(e))
+        else:
+            # No decisions: the pod references no claim.
+            s.all_bound = True
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve: drop the assumed objects (idempotent)."""
+        s = state.get(_STATE_KEY)
+        if s is None:
+            return
+        pod_volumes = s.pod_volumes_by_node.get(node_name)
+        if pod_volumes is None:
+            return
+        self.binder.revert_assumed_pod_volumes(pod_volumes)
+        s.pending_bindings = None
+
+    # ---- PreBind
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind: nothing to do when all claims were bound. Otherwise upstream writes the
+        assumed PVs/PVCs to the API server and waits for the PV controller; kubesched records
+        them (pending_volume_bindings) for the simulator to apply."""
+        s = state.get(_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'reading "{STATE_KEY_NAME}" from cycleState: not found')
+        if s.all_bound:
+            return None
+        pod_volumes = s.pod_volumes_by_node.get(node_name)
+        if pod_volumes is None:
+            return Status.as_error(f"no pod volumes found for node {go_quote(node_name)}")
+        s.pending_bindings = pod_volumes
+        return None
+
+
+def new(args: object, handle: Handle) -> VolumeBinding:
+    """Plugin factory (registry entry). Args: VolumeBindingArgs (None -> defaults)."""
+    if args is not None and not isinstance(args, VolumeBindingArgs):
+        raise PluginError(f"want args to be of type VolumeBindingArgs, got {type(args).__name__}")
+    return VolumeBinding(handle, args)

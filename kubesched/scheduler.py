@@ -1,0 +1,348 @@
+"""The scheduling cycle and binding cycle (pkg/scheduler/schedule_one.go).
+
+:class:`Scheduler` holds the profiles (one Framework per schedulerName), the cache, the
+nominator and the cluster client. :meth:`Scheduler.schedule_one` runs one scheduling
+attempt for a pod — schedulePod (PreFilter, nominated node first, filtering with the
+adaptive number of feasible nodes and the rotating start index, scoring, host selection),
+then on failure PostFilter (preemption), or on success Reserve, Permit and binding — and
+returns an :class:`Attempt` recording everything the trace and ``--explain`` need.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched._cache import Cache
+from kubesched._runtime.framework import Framework, ScoreResult
+from kubesched._runtime.handle import Nominator
+from kubesched.errors import KubeschedError
+from kubesched.framework import (
+    NOMINATING_OVERRIDE,
+    Code,
+    CycleState,
+    NodeInfo,
+    NominatingInfo,
+    PodInfo,
+    Status,
+)
+from kubesched.objects import Pod
+from kubesched.plugins.helpers.fiterror import fit_error_message
+
+# schedule_one.go constants
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+EVENT_MESSAGE_LIMIT = 1024
+
+
+def truncate_message(message: str) -> str:
+    """truncateMessage: events carry at most 1024 characters."""
+    if len(message) <= EVENT_MESSAGE_LIMIT:
+        return message
+    return message[: EVENT_MESSAGE_LIMIT - 4] + " ..."
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """framework.Diagnosis."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, s: Status) -> None:
+        if not s.plugin:
+            return
+        if s.code == Code.PENDING:
+            self.pending_plugins.add(s.plugin)
+        elif s.is_rejected():
+            self.unschedulable_plugins.add(s.plugin)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One scheduling attempt of one pod: its decision and the data behind it."""
+
+    pod: Pod
+    outcome: str = "Unschedulable"  # Scheduled | Unschedulable | Error
+    node: str | None = None
+    feasible: list[str] = field(default_factory=list)
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    scores: ScoreResult | None = None
+    message: str | None = None
+    nominated_node: str | None = None
+    victims: list[Pod] = field(default_factory=list)
+    num_all_nodes: int = 0
+    error: str | None = None
+
+    @property
+    def failures(self) -> dict[str, Status]:
+        return self.diagnosis.node_to_status
+
+
+class ScheduleError(KubeschedError):
+    """An Error status during a cycle (a plugin failed, not a pod that does not fit)."""
+
+
+class Scheduler:
+    """Profiles + cache + nominator + cluster actions; one pod at a time."""
+
+    def __init__(
+        self,
+        profiles: Mapping[str, Framework],
+        cache: Cache,
+        nominator: Nominator,
+        *,
+        deterministic: bool = False,
+        rng: random.Random | None = None,
+        percentage_of_nodes_to_score: int = 0,
+        bind: Callable[[Pod, str], Pod] | None = None,
+        set_nominated_node: Callable[[Pod, str], Pod] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.profiles = dict(profiles)
+        self.cache = cache
+        self.nominator = nominator
+        self.deterministic = deterministic
+        self.rng = rng if rng is not None else random.Random()
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+        self._bind = bind
+        self._set_nominated = set_nominated_node
+        self.clock = clock
+        self.victims: list[Pod] = []  # filled by the deleter during a cycle
+
+    # ------------------------------------------------------------------ helpers
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.profiles.get(pod.scheduler_name)
+
+    def num_feasible_nodes_to_find(self, fwk: Framework, num_all_nodes: int) -> int:
+        """numFeasibleNodesToFind: all nodes below 100, else an adaptive percentage."""
+        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+            return num_all_nodes
+        pct = fwk.percentage_of_nodes_to_score
+        if pct is None or pct == 0:
+            pct = self.percentage_of_nodes_to_score
+        if pct == 0:
+            pct = 50 - num_all_nodes // 125
+            if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+                pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+        k = num_all_nodes * pct // 100
+        if k < MIN_FEASIBLE_NODES_TO_FIND:
+            return MIN_FEASIBLE_NODES_TO_FIND
+        return k
+
+    # ------------------------------------------------------------------ filtering
+    def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                                     nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """findNodesThatPassFilters, evaluated serially from nextStartNodeIndex and stopping
+        at the k-th feasible node. Batch filters decide pass/fail over all candidates at
+        once; the per-node filters then give the exact status of each rejected node."""
+        n = len(nodes)
+        if n == 0:
+            return []
+        k = self.num_feasible_nodes_to_find(fwk, n)
+        if not fwk.has_score_plugins():
+            k = 1
+        start = self.next_start_node_index % n
+        if not fwk.has_filter_plugins():
+            return [nodes[(start + i) % n] for i in range(min(k, n))]
+        batch, per_node = fwk.batch_filters(state)
+        order = nodes[start:] + nodes[:start] if start else nodes
+        nominated = self.nominator
+        has_nominated = bool(nominated)
+        feasible: list[NodeInfo] = []
+        statuses = diagnosis.node_to_status
+        if not per_node and not has_nominated:
+            table = self.cache.table
+            rows = np.fromiter((ni.index for ni in order), np.int64, n)
+            ok = np.ones(n, np.bool_)
+            for fb in batch:
+                ok &= fb(state, pod, table, rows)
+            cum = np.cumsum(ok)
+            total_ok = int(cum[-1])
+            cutoff = n if total_ok < k else int(np.searchsorted(cum, k)) + 1
+            for pos in np.flatnonzero(ok[:cutoff]).tolist():
+                feasible.append(order[pos])
+            for pos in np.flatnonzero(~ok[:cutoff]).tolist():
+                ni = order[pos]
+                s = fwk.run_filter_plugins(state, pod, ni)
+                if s is None or s.code == Code.SUCCESS:
+                    raise ScheduleError(f"batch and per-node filters disagree for pod {pod.key} on node {ni.name}")
+                if s.code == Code.ERROR:
+                    raise ScheduleError(s.message)
+                statuses[ni.name] = s
+                diagnosis.add_plugin_status(s)
+            return feasible
+        # General path: nominated pods or per-node-only (user) filter plugins.
+        for ni in order:
+            if len(feasible) >= k:
+                break
+            s = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if s is None or s.code == Code.SUCCESS:
+                feasible.append(ni)
+                continue
+            if s.code == Code.ERROR:
+                raise ScheduleError(s.message)
+            statuses[ni.name] = s
+            diagnosis.add_plugin_status(s)
+        return feasible
+
+    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> list[NodeInfo]:
+        diagnosis = attempt.diagnosis
+        all_nodes = list(self.cache.snapshot.list())
+        pre_res, s, plugins_with_nodes = fwk.run_pre_filter_plugins(state, pod)
+        diagnosis.unschedulable_plugins = set(plugins_with_nodes)
+        if s is not None and s.code != Code.SUCCESS:
+            if not s.is_rejected():
+                raise ScheduleError(s.message)
+            for ni in all_nodes:
+                diagnosis.node_to_status[ni.name] = s
+            diagnosis.pre_filter_msg = s.message
+            diagnosis.add_plugin_status(s)
+            return []
+        nominated = pod.nominated_node_name
+        if nominated:
+            ni = self.cache.snapshot.get(nominated)
+            if ni is not None:
+                # evaluateNominatedNode: Diagnosis passed by value upstream, so a failure
+                # lands in the status map but not in UnschedulablePlugins.
+                scratch = Diagnosis(node_to_status=diagnosis.node_to_status)
+                st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                if st is None or st.code == Code.SUCCESS:
+                    return [ni]
+                if st.code != Code.ERROR:
+                    scratch.node_to_status[ni.name] = st
+        nodes = all_nodes
+        if pre_res is not None and pre_res.node_names is not None:
+            names = pre_res.node_names
+            nodes = [ni for ni in all_nodes if ni.name in names]
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        if nodes:
+            self.next_start_node_index = (self.next_start_node_index + processed) % len(nodes)
+        return feasible
+
+    # ------------------------------------------------------------------ scoring
+    def select_host(self, result: ScoreResult) -> NodeInfo:
+        """selectHost: the highest total; ties at random (reservoir sampling upstream), or
+        the lexicographically smallest node name under --deterministic."""
+        totals = result.totals
+        best = int(totals.max())
+        ties = np.flatnonzero(totals == best)
+        if len(ties) == 1:
+            return result.nodes[int(ties[0])]
+        if self.deterministic:
+            return min((result.nodes[int(i)] for i in ties), key=lambda ni: ni.name)
+        return result.nodes[int(ties[self.rng.randrange(len(ties))])]
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> NodeInfo | None:
+        """schedulePod: the chosen node, or None with attempt.diagnosis filled (FitError)."""
+        attempt.num_all_nodes = len(self.cache.node_infos)
+        if attempt.num_all_nodes == 0:
+            return None
+        feasible = self.find_nodes_that_fit_pod(fwk, state, pod, attempt)
+        attempt.feasible = sorted(ni.name for ni in feasible)
+        if not feasible:
+            return None
+        if len(feasible) == 1:
+            return feasible[0]
+        if not fwk.has_score_plugins():
+            # prioritizeNodes without scorers: every node scores 1.
+            result = ScoreResult(feasible, np.ones(len(feasible), np.int64))
+        else:
+            s = fwk.run_pre_score_plugins(state, pod, feasible)
+            if s is not None and not s.is_success():
+                raise ScheduleError(s.message)
+            result = fwk.run_score_plugins(state, pod, feasible)
+        attempt.scores = result
+        return self.select_host(result)
+
+    # ------------------------------------------------------------------ the cycle
+    def schedule_one(self, pod: Pod) -> Attempt:
+        """One scheduling attempt followed, on success, by the binding cycle."""
+        attempt = Attempt(pod)
+        fwk = self.framework_for(pod)
+        if fwk is None:
+            attempt.outcome = "Error"
+            attempt.error = f"profile not found for scheduler name {pod.scheduler_name!r}"
+            return attempt
+        state = CycleState()
+        self.victims = []
+        try:
+            chosen = self.schedule_pod(fwk, state, pod, attempt)
+        except (ScheduleError, KubeschedError) as e:
+            attempt.outcome = "Error"
+            attempt.error = attempt.message = str(e)
+            return attempt
+        if chosen is None:
+            self._handle_fit_error(fwk, state, pod, attempt)
+            return attempt
+        return self._assume_reserve_bind(fwk, state, pod, chosen.name, attempt)
+
+    def _handle_fit_error(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> None:
+        d = attempt.diagnosis
+        nominating: NominatingInfo | None = None
+        if attempt.num_all_nodes == 0:
+            attempt.message = NO_NODES_AVAILABLE
+            nominating = NominatingInfo("", NOMINATING_OVERRIDE)
+        else:
+            if fwk.has_post_filter_plugins():
+                result, status = fwk.run_post_filter_plugins(state, pod, dict(d.node_to_status))
+                d.post_filter_msg = status.message
+                nominating = result.nominating_info if result is not None else None
+            attempt.message = truncate_message(
+                fit_error_message(attempt.num_all_nodes, d.node_to_status, d.pre_filter_msg, d.post_filter_msg))
+        attempt.victims = list(self.victims)
+        if nominating is not None and nominating.mode == NOMINATING_OVERRIDE:
+            node = nominating.nominated_node_name
+            if node:
+                attempt.nominated_node = node
+            self.set_nomination(pod, node)
+
+    def set_nomination(self, pod: Pod, node: str) -> Pod:
+        """Record status.nominatedNodeName (empty clears) and the nominator entry."""
+        if self._set_nominated is not None:
+            pod = self._set_nominated(pod, node)
+        else:
+            pod = dataclasses.replace(pod, nominated_node_name=node)
+        if node:
+            self.nominator.add(PodInfo(pod), node)
+        else:
+            self.nominator.delete(pod)
+        return pod
+
+    def _assume_reserve_bind(self, fwk: Framework, state: CycleState, pod: Pod, host: str, attempt: Attempt) -> Attempt:
+        # The pod's start time stands for the moment the kubelet starts it: bind time here.
+        assumed = dataclasses.replace(pod, node_name=host, nominated_node_name="",
+                                      start_time=self.clock() if self.clock is not None else pod.start_time)
+        self.cache.assume_pod(assumed)
+        self.nominator.delete(pod)
+        s = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if s is None or s.is_success():
+            s, _waits = fwk.run_permit_plugins(state, assumed, host)
+        if s is None or s.is_success():
+            s = fwk.run_pre_bind_plugins(state, assumed, host)
+        if s is None or s.is_success():
+            s = fwk.run_bind_plugins(state, assumed, host)
+        if s is not None and not s.is_success():
+            # Any failure after assume: Unreserve (reverse order), forget, report.
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            attempt.outcome = "Unschedulable" if s.is_rejected() else "Error"
+            attempt.diagnosis.node_to_status[host] = s
+            attempt.diagnosis.add_plugin_status(s)
+            attempt.message = truncate_message(fit_error_message(1, {host: s}) if s.is_rejected() else s.message)
+            return attempt
+        self.cache.finish_binding(assumed)
+        fwk.run_post_bind_plugins(state, assumed, host)
+        attempt.outcome = "Scheduled"
+        attempt.node = host
+        return attempt

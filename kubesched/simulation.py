@@ -1,0 +1,189 @@
+"""Offline simulation: schedule every pending pod of a set of manifests.
+
+The procedure is the conformance trace contract (../shared/conformance/README.md §2): the
+schedulable pending pods are sorted once by the QueueSort order (priority, then creation
+time, then document order) and each is attempted once; after a successful preemption the
+same pod is retried at once (at most 3 attempts). Bound pods get start time
+``T + (k+1)`` s, T being the latest timestamp in the input and k the step index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched._cache import Cache
+from kubesched._runtime.framework import Framework
+from kubesched._runtime.handle import FrameworkHandle, Nominator
+from kubesched._runtime.profile import build_framework
+from kubesched.cluster.memory import MemoryObjects
+from kubesched.config import KubeSchedulerConfiguration, default_configuration
+from kubesched.framework import PodInfo, QueuedPodInfo
+from kubesched.objects import ClusterObjects, Pod
+from kubesched.plugins.registry import REGISTRY, Factory
+from kubesched.scheduler import Attempt, Scheduler
+
+MAX_ATTEMPTS = 3
+ORACLE = "kube-scheduler v1.30.12"
+
+
+@dataclass(slots=True)
+class Step:
+    attempt: Attempt
+    number: int  # 1 for the first attempt of a pod
+
+
+@dataclass(slots=True)
+class SimulationResult:
+    steps: list[Step] = field(default_factory=list)
+    final: dict[str, str | None] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # pod key -> why it was never attempted
+    deleted: list[str] = field(default_factory=list)
+
+    def trace(self) -> dict[str, Any]:
+        """The trace of ../shared/conformance/README.md §3."""
+        return {"oracle": ORACLE, "steps": [step_to_json(s) for s in self.steps], "final": dict(self.final)}
+
+
+def step_to_json(step: Step) -> dict[str, Any]:
+    a = step.attempt
+    scores = a.scores.as_dict() if a.scores is not None and len(a.feasible) > 1 else {}
+    total = {ni.name: int(t) for ni, t in zip(a.scores.nodes, a.scores.totals)} if scores and a.scores else {}
+    return {
+        "pod": a.pod.key,
+        "attempt": step.number,
+        "outcome": "Scheduled" if a.outcome == "Scheduled" else "Unschedulable",
+        "node": a.node,
+        "feasible": list(a.feasible),
+        "failures": {n: {"plugin": s.plugin, "reasons": list(s.reasons)} for n, s in sorted(a.failures.items())},
+        "scores": scores,
+        "total": total,
+        "message": a.message if a.outcome != "Scheduled" else None,
+        "nominatedNode": a.nominated_node,
+        "victims": sorted(v.key for v in a.victims),
+    }
+
+
+class Simulator:
+    """Loads the objects into an in-memory cluster and runs the scheduler over it."""
+
+    def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
+                 deterministic: bool = False, seed: int | None = None,
+                 registry: Mapping[str, Factory] | None = None) -> None:
+        self.objs = objs
+        self.config = config if config is not None else default_configuration()
+        self.deterministic = deterministic
+        self.rng = random.Random(0 if deterministic and seed is None else seed)
+        self.cache = Cache(max(len(objs.nodes), 1))
+        self.cache.add_nodes(objs.nodes)
+        for p in objs.pods:
+            if p.node_name and not p.is_terminal:
+                self.cache.add_pod(p)
+        self.objects = MemoryObjects.from_cluster(objs)
+        self.nominator = Nominator()
+        self.current: dict[str, Pod] = {p.uid: p for p in objs.pods}
+        self.deleted: set[str] = set()
+        self._time = objs.latest_timestamp
+        self.profiles: dict[str, Framework] = {}
+        reg = registry if registry is not None else REGISTRY
+        for profile in self.config.profiles:
+            handle = FrameworkHandle(
+                self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
+                binder=self._bind, deleter=self._delete, clear_nomination=self._clear_nomination,
+                deterministic=deterministic, rng=self.rng,
+            )
+            self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle)
+        self.scheduler = Scheduler(
+            self.profiles, self.cache, self.nominator, deterministic=deterministic, rng=self.rng,
+            percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score or 0,
+            set_nominated_node=self._set_nominated, clock=lambda: self._time,
+        )
+
+    # ---- cluster actions (what the API server would do)
+    def _bind(self, pod: Pod, node: str) -> None:
+        bound = dataclasses.replace(pod, node_name=node, nominated_node_name="")
+        self.current[pod.uid] = bound
+        self.objects.set_pod(bound)
+
+    def _delete(self, victim: Pod, reason: str) -> None:
+        self.cache.remove_pod(victim)
+        self.objects.delete_pod(victim)
+        self.nominator.delete(victim)
+        self.deleted.add(victim.uid)
+        self.scheduler.victims.append(victim)
+
+    def _set_nominated(self, pod: Pod, node: str) -> Pod:
+        cur = self.current.get(pod.uid, pod)
+        new = dataclasses.replace(cur, nominated_node_name=node)
+        self.current[pod.uid] = new
+        self.objects.set_pod(new)
+        return new
+
+    def _clear_nomination(self, pod: Pod) -> None:
+        self.nominator.delete(pod)
+        if pod.uid in self.current and self.current[pod.uid].nominated_node_name:
+            self._set_nominated(pod, "")
+
+    # ---- the run
+    def pending(self) -> tuple[list[Pod], dict[str, str]]:
+        """Schedulable pending pods in queue order, and why the others are left alone."""
+        skipped: dict[str, str] = {}
+        queue: list[tuple[Any, ...]] = []
+        for i, p in enumerate(self.objs.pods):
+            if p.node_name or p.is_terminal:
+                continue
+            fwk = self.profiles.get(p.scheduler_name)
+            if fwk is None:
+                skipped[p.key] = f"schedulerName {p.scheduler_name!r} is not one of this scheduler's profiles"
+                continue
+            if p.is_terminating:
+                skipped[p.key] = f"skip schedule deleting pod: {p.key}"
+                continue
+            gate = fwk.run_pre_enqueue_plugins(p)
+            if gate is not None:
+                skipped[p.key] = gate.message
+                continue
+            queue.append((p, fwk, i))
+        # Sort with the profile's QueueSort (stable, document order last).
+        import functools
+
+        infos = [(QueuedPodInfo(PodInfo(p), timestamp=p.meta.creation_timestamp or 0.0, seq=i), fwk) for p, fwk, i in queue]
+
+        def cmp(a: tuple[QueuedPodInfo, Framework], b: tuple[QueuedPodInfo, Framework]) -> int:
+            if a[1].less(a[0], b[0]):
+                return -1
+            if a[1].less(b[0], a[0]):
+                return 1
+            return a[0].seq - b[0].seq
+
+        infos.sort(key=functools.cmp_to_key(cmp))
+        return [qi.pod for qi, _ in infos], skipped
+
+    def run(self) -> SimulationResult:
+        result = SimulationResult()
+        for p in self.objs.pods:
+            if p.nominated_node_name and not p.node_name:
+                self.nominator.add(PodInfo(p), p.nominated_node_name)
+        order, result.skipped = self.pending()
+        for pod in order:
+            if pod.uid in self.deleted:
+                continue
+            number = 1
+            while True:
+                current = self.current[pod.uid]
+                self._time = self.objs.latest_timestamp + len(result.steps) + 1
+                attempt = self.scheduler.schedule_one(current)
+                result.steps.append(Step(attempt, number))
+                if attempt.outcome == "Scheduled" or not attempt.nominated_node or number >= MAX_ATTEMPTS:
+                    break
+                number += 1
+        for p in self.objs.pods:
+            if p.uid in self.deleted:
+                result.deleted.append(p.key)
+                continue
+            cur = self.current[p.uid]
+            result.final[p.key] = cur.node_name or None
+        return result
