@@ -154,8 +154,8 @@ def print_defaults() -> None:
 @_guard
 def validate(file: str) -> None:
     """Validate FILE; exit 2 with the field path of the first error."""
-    from kubesched._runtime.profile import build_framework
     from kubesched._runtime.handle import FrameworkHandle
+    from kubesched._runtime.profile import build_framework
     from kubesched.config import load_config
     from kubesched.plugins.registry import REGISTRY
 

@@ -163,23 +163,34 @@ class Scheduler:
         if not per_node and not has_nominated:
             table = self.cache.table
             rows = np.fromiter((ni.index for ni in order), np.int64, n)
-            ok = np.ones(n, np.bool_)
-            for fb in batch:
-                ok &= fb(state, pod, table, rows)
+            if not batch:
+                ok = np.ones(n, np.bool_)
+                masks = np.ones((0, n), np.bool_)
+            else:
+                masks = np.empty((len(batch), n), np.bool_)
+                for j, (_, fb) in enumerate(batch):
+                    masks[j] = fb(state, pod, table, rows)
+                ok = masks.all(axis=0)
             cum = np.cumsum(ok)
             total_ok = int(cum[-1])
             cutoff = n if total_ok < k else int(np.searchsorted(cum, k)) + 1
             for pos in np.flatnonzero(ok[:cutoff]).tolist():
                 feasible.append(order[pos])
-            for pos in np.flatnonzero(~ok[:cutoff]).tolist():
-                ni = order[pos]
-                s = fwk.run_filter_plugins(state, pod, ni)
-                if s is None or s.code == Code.SUCCESS:
-                    raise ScheduleError(f"batch and per-node filters disagree for pod {pod.key} on node {ni.name}")
-                if s.code == Code.ERROR:
-                    raise ScheduleError(s.message)
-                statuses[ni.name] = s
-                diagnosis.add_plugin_status(s)
+            failing = np.flatnonzero(~ok[:cutoff])
+            if failing.size:
+                # The first plugin whose batch rejected the node is the one RunFilterPlugins
+                # stops at (batch == per-node); only its per-node filter builds the status.
+                first = np.argmin(masks[:, failing], axis=0).tolist()
+                for pos, j in zip(failing.tolist(), first, strict=True):
+                    ni = order[pos]
+                    s = fwk.run_filter_plugin(batch[j][0], state, pod, ni)
+                    if s is None or s.code == Code.SUCCESS:
+                        raise ScheduleError(f"batch and per-node filter {batch[j][0].name} disagree for pod {pod.key} "
+                                            f"on node {ni.name}")
+                    if s.code == Code.ERROR:
+                        raise ScheduleError(s.message)
+                    statuses[ni.name] = s
+                    diagnosis.add_plugin_status(s)
             return feasible
         # General path: nominated pods or per-node-only (user) filter plugins.
         for ni in order:
@@ -210,16 +221,16 @@ class Scheduler:
             return []
         nominated = pod.nominated_node_name
         if nominated:
-            ni = self.cache.snapshot.get(nominated)
-            if ni is not None:
+            nominated_info = self.cache.snapshot.get(nominated)
+            if nominated_info is not None:
                 # evaluateNominatedNode: Diagnosis passed by value upstream, so a failure
                 # lands in the status map but not in UnschedulablePlugins.
                 scratch = Diagnosis(node_to_status=diagnosis.node_to_status)
-                st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated_info)
                 if st is None or st.code == Code.SUCCESS:
-                    return [ni]
+                    return [nominated_info]
                 if st.code != Code.ERROR:
-                    scratch.node_to_status[ni.name] = st
+                    scratch.node_to_status[nominated_info.name] = st
         nodes = all_nodes
         if pre_res is not None and pre_res.node_names is not None:
             names = pre_res.node_names

@@ -51,7 +51,7 @@ class SimulationResult:
 def step_to_json(step: Step) -> dict[str, Any]:
     a = step.attempt
     scores = a.scores.as_dict() if a.scores is not None and len(a.feasible) > 1 else {}
-    total = {ni.name: int(t) for ni, t in zip(a.scores.nodes, a.scores.totals)} if scores and a.scores else {}
+    total = {ni.name: int(t) for ni, t in zip(a.scores.nodes, a.scores.totals, strict=True)} if scores and a.scores else {}
     return {
         "pod": a.pod.key,
         "attempt": step.number,

@@ -8,6 +8,7 @@ are used to build the exact Status of each node a batch rejected.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,11 @@ from kubesched.framework import (
 )
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod
+
+def _q(name: str) -> str:
+    """Go's %q for the plugin names in error messages."""
+    return json.dumps(name)
+
 
 EXTENSION_POINT_ORDER = ("PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore", "Score",
                          "Reserve", "Permit", "PreBind", "Bind", "PostBind")
@@ -69,7 +75,7 @@ class Framework:
         self.pre_enqueue = list(points.get("PreEnqueue", ()))
         queue_sort = list(points.get("QueueSort", ()))
         if len(queue_sort) != 1:
-            raise PluginError(f"only one queue sort plugin required for profile with scheduler name {profile_name!r}, but got {len(queue_sort)}")
+            raise PluginError(f"only one queue sort plugin required for profile with scheduler name {_q(profile_name)}, but got {len(queue_sort)}")
         self.queue_sort = queue_sort[0]
         self.pre_filter = list(points.get("PreFilter", ()))
         self.filter = list(points.get("Filter", ()))
@@ -81,7 +87,7 @@ class Framework:
         self.pre_bind = list(points.get("PreBind", ()))
         self.bind = list(points.get("Bind", ()))
         if not self.bind:
-            raise PluginError(f"at least one bind plugin is needed for profile with scheduler name {profile_name!r}")
+            raise PluginError(f"at least one bind plugin is needed for profile with scheduler name {_q(profile_name)}")
         self.post_bind = list(points.get("PostBind", ()))
         self.score_weights = {p.name: int(score_weights.get(p.name, 1)) or 1 for p in self.score}
         total = 0
@@ -102,7 +108,7 @@ class Framework:
 
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
         for p in self.pre_enqueue:
-            s = p.pre_enqueue(pod)
+            s: Status | None = p.pre_enqueue(pod)
             if s is not None and not s.is_success():
                 return s.with_plugin(p.name)
         return None
@@ -136,7 +142,7 @@ class Framework:
                 if s.code == Code.UNSCHEDULABLE:
                     return_status = s
                     continue
-                return None, Status(Code.ERROR, (f"running PreFilter plugin {p.name!r}: {s.message}",), p.name, s.error), set()
+                return None, Status(Code.ERROR, (f"running PreFilter plugin {_q(p.name)}: {s.message}",), p.name, s.error), set()
             if r is not None and not r.all_nodes():
                 plugins_with_nodes.add(p.name)
             if r is not None:
@@ -158,7 +164,7 @@ class Framework:
                 continue
             s = ext.add_pod(state, pod, pod_info, node_info)
             if s is not None and not s.is_success():
-                return Status(Code.ERROR, (f"running AddPod on PreFilter plugin {p.name!r}: {s.message}",), p.name)
+                return Status(Code.ERROR, (f"running AddPod on PreFilter plugin {_q(p.name)}: {s.message}",), p.name)
         return None
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
@@ -168,7 +174,7 @@ class Framework:
                 continue
             s = ext.remove_pod(state, pod, pod_info, node_info)
             if s is not None and not s.is_success():
-                return Status(Code.ERROR, (f"running RemovePod on PreFilter plugin {p.name!r}: {s.message}",), p.name)
+                return Status(Code.ERROR, (f"running RemovePod on PreFilter plugin {_q(p.name)}: {s.message}",), p.name)
         return None
 
     # ------------------------------------------------------------------ Filter
@@ -178,10 +184,10 @@ class Framework:
         for p in self.filter:
             if p.name in skip:
                 continue
-            s = p.filter(state, pod, node_info)
+            s: Status | None = p.filter(state, pod, node_info)
             if s is not None and s.code != Code.SUCCESS:
                 if not s.is_rejected():
-                    s = Status(Code.ERROR, (f"running {p.name!r} filter plugin: {s.message}",), p.name, s.error)
+                    s = Status(Code.ERROR, (f"running {_q(p.name)} filter plugin: {s.message}",), p.name, s.error)
                 return s.with_plugin(p.name)
         return None
 
@@ -220,20 +226,30 @@ class Framework:
             status = self.run_filter_plugins(state, pod, node_info)
         return status
 
-    def batch_filters(self, state: CycleState) -> tuple[list[Any], list[Any]]:
-        """The active filter plugins split into (batch-capable methods, per-node-only plugins)."""
+    def batch_filters(self, state: CycleState) -> tuple[list[tuple[Any, Any]], list[Any]]:
+        """The active filter plugins split into (batch-capable (plugin, filter_batch) pairs,
+        in order, and per-node-only plugins)."""
         skip = state.skip_filter_plugins
-        batch: list[Any] = []
+        batch: list[tuple[Any, Any]] = []
         per_node: list[Any] = []
         for p in self.filter:
             if p.name in skip:
                 continue
             fb = self._filter_batch.get(p.name)
             if fb is not None:
-                batch.append(fb)
+                batch.append((p, fb))
             else:
                 per_node.append(p)
         return batch, per_node
+
+    def run_filter_plugin(self, plugin: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """One filter plugin, its status wrapped and attributed as RunFilterPlugins does."""
+        s: Status | None = plugin.filter(state, pod, node_info)
+        if s is not None and s.code != Code.SUCCESS:
+            if not s.is_rejected():
+                s = Status(Code.ERROR, (f"running {_q(plugin.name)} filter plugin: {s.message}",), plugin.name, s.error)
+            return s.with_plugin(plugin.name)
+        return None
 
     def run_filter_plugins_subset(self, plugins: list[Any], state: CycleState, pod: Pod, node_info: NodeInfo) -> bool:
         for p in plugins:
@@ -271,7 +287,7 @@ class Framework:
                 skip.add(p.name)
                 continue
             if s is not None and s.code != Code.SUCCESS:
-                return Status(Code.ERROR, (f"running PreScore plugin {p.name!r}: {s.message}",), p.name, s.error)
+                return Status(Code.ERROR, (f"running PreScore plugin {_q(p.name)}: {s.message}",), p.name, s.error)
         state.skip_score_plugins = skip
         return None
 
@@ -298,14 +314,14 @@ class Framework:
             if nb is not None:
                 scores = np.asarray(nb(state, pod, scores), dtype=np.int64)
             elif norm is not None:
-                lst = [NodeScore(ni.name, int(s)) for ni, s in zip(nodes, scores)]
+                lst = [NodeScore(ni.name, int(s)) for ni, s in zip(nodes, scores, strict=True)]
                 st = norm(state, pod, lst)
                 if st is not None and not st.is_success():
-                    raise PluginError(f"running Normalize on Score plugins: plugin {p.name!r} failed with: {st.message}")
+                    raise PluginError(f"running Normalize on Score plugins: plugin {_q(p.name)} failed with: {st.message}")
                 scores = np.fromiter((ns.score for ns in lst), np.int64, n)
             if n and (int(scores.max()) > MAX_NODE_SCORE or int(scores.min()) < MIN_NODE_SCORE):
                 bad = next(int(s) for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
-                raise PluginError(f"plugin {p.name!r} returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                raise PluginError(f"plugin {_q(p.name)} returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
             weighted = scores * self.score_weights[p.name]
             out.plugins.append(PluginScores(p.name, weighted))
             totals += weighted
@@ -317,18 +333,18 @@ class Framework:
         if isinstance(r, tuple):
             score, status = r
             if status is not None and not status.is_success():
-                raise PluginError(f"running Score plugins: plugin {p.name!r} failed with: {status.message}")
+                raise PluginError(f"running Score plugins: plugin {_q(p.name)} failed with: {status.message}")
             return int(score)
         return int(r)
 
     # ------------------------------------------------------------------ Reserve .. PostBind
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for p in self.reserve:
-            s = p.reserve(state, pod, node_name)
+            s: Status | None = p.reserve(state, pod, node_name)
             if s is not None and not s.is_success():
                 if s.is_rejected():
                     return s.with_plugin(p.name)
-                return Status(Code.ERROR, (f"running Reserve plugin {p.name!r}: {s.message}",), p.name, s.error)
+                return Status(Code.ERROR, (f"running Reserve plugin {_q(p.name)}: {s.message}",), p.name, s.error)
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -348,18 +364,18 @@ class Framework:
             if s.code == Code.WAIT:
                 waits[p.name] = min(float(timeout), 15 * 60.0)
                 continue
-            return Status(Code.ERROR, (f"running Permit plugin {p.name!r}: {s.message}",), p.name, s.error), {}
+            return Status(Code.ERROR, (f"running Permit plugin {_q(p.name)}: {s.message}",), p.name, s.error), {}
         if waits:
-            return Status(Code.WAIT, (f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}",)), waits
+            return Status(Code.WAIT, (f"one or more plugins asked to wait and no plugin rejected pod {_q(pod.name)}",)), waits
         return None, {}
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for p in self.pre_bind:
-            s = p.pre_bind(state, pod, node_name)
+            s: Status | None = p.pre_bind(state, pod, node_name)
             if s is not None and not s.is_success():
                 if s.is_rejected():
                     return s.with_plugin(p.name)
-                return Status(Code.ERROR, (f"running PreBind plugin {p.name!r}: {s.message}",), p.name, s.error)
+                return Status(Code.ERROR, (f"running PreBind plugin {_q(p.name)}: {s.message}",), p.name, s.error)
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -371,7 +387,7 @@ class Framework:
             if status is not None and not status.is_success():
                 if status.is_rejected():
                     return status.with_plugin(p.name)
-                return Status(Code.ERROR, (f"running Bind plugin {p.name!r}: {status.message}",), p.name, status.error)
+                return Status(Code.ERROR, (f"running Bind plugin {_q(p.name)}: {status.message}",), p.name, status.error)
             return status
         return status
 

@@ -32,7 +32,7 @@ def build_framework(profile: Any, registry: Mapping[str, Factory], handle: Frame
     wanted: list[str] = []
     for ref in multi:
         wanted.append(ref.name)
-    for point, attr in POINT_ATTRS.items():
+    for attr in POINT_ATTRS.values():
         for ref in getattr(plugins, attr).enabled:
             wanted.append(ref.name)
     instances: dict[str, Any] = {}

@@ -32,6 +32,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status, is_success
 from kubesched.framework.types import (
+    GVK,
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
@@ -41,7 +42,6 @@ from kubesched.framework.types import (
     AffinityTerm,
     ClusterEvent,
     ClusterEventWithHint,
-    GVK,
     HostPortInfo,
     ImageStateSummary,
     NodeInfo,

@@ -111,8 +111,8 @@ class NodeTable:
         for col in self._COLUMNS:
             getattr(self, col)[i] = 0
         for d in (self.scalar_alloc, self.scalar_req):
-            for col in d.values():
-                col[i] = 0
+            for arr in d.values():
+                arr[i] = 0
         self.node_version += 1
 
     def add_pod(self, i: int, pod: Pod, sign: int) -> None:

@@ -142,7 +142,7 @@ def _expand(doc: Any, file: str, index: int) -> list[tuple[Mapping[str, Any], st
         items = doc.get("items") or []
         if not isinstance(items, list):
             raise ManifestError(file, index, "items", "must be a list")
-        out = []
+        out: list[tuple[Mapping[str, Any], str]] = []
         for i, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise ManifestError(file, index, f"items[{i}]", "must be an object")

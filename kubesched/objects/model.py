@@ -16,7 +16,6 @@ from typing import Any
 
 from kubesched.objects.labels import LabelSelector, Requirement
 
-
 # Taint effects and toleration operators (core/v1).
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"

@@ -123,7 +123,7 @@ def parse_time(raw: Any, path: str) -> float | None:
     if raw is None:
         return None
     if isinstance(raw, _dt.datetime):  # YAML may already have parsed it
-        dt = raw if raw.tzinfo else raw.replace(tzinfo=_dt.timezone.utc)
+        dt = raw if raw.tzinfo else raw.replace(tzinfo=_dt.UTC)
         return dt.timestamp()
     if not isinstance(raw, str):
         raise FieldError(path, f"must be an RFC 3339 timestamp, got {raw!r}")
@@ -132,7 +132,7 @@ def parse_time(raw: Any, path: str) -> float | None:
     except ValueError:
         raise FieldError(path, f"must be an RFC 3339 timestamp, got {raw!r}") from None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=_dt.timezone.utc)
+        dt = dt.replace(tzinfo=_dt.UTC)
     return dt.timestamp()
 
 

@@ -8,10 +8,9 @@ NodeResourcesFit scoring (noderesources/resource_allocation.go: calculatePodReso
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
-
-import re
 
 from kubesched.objects.model import Container
 from kubesched.objects.quantity import scheduler_units

@@ -6,9 +6,10 @@ Caching model. Every per-cycle map upstream builds (the three PreFilter counts a
 PreScore topology score) is a sum over nodes of a per-node contribution that depends only
 on that node (its pods and labels) and on a hashable *identity* of the incoming pod (its
 namespace, labels and namespace labels, or its resolved terms). :class:`Aggregate` keeps
-that sum for one identity across cycles: each cycle it revisits the nodes, recomputes the
-contribution of a node only when the node changed (``NodeInfo.generation`` or the Node
-object), and applies the difference. The result is exactly the map upstream would build.
+that sum for one identity across cycles: each cycle it compares the NodeInfo generations
+(bumped by every pod or node change) with those it last saw, recomputes the contribution
+of the changed nodes only, and applies the difference. The result is exactly the map
+upstream would build; the batch methods read the same sums as numpy arrays.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from kubesched.framework import AffinityTerm, Handle, NodeInfo, NodeTable, WeightedAffinityTerm
 from kubesched.framework.interfaces import IntArray
-from kubesched.objects import LabelSelector, Node, Pod
+from kubesched.objects import LabelSelector, Pod
 from kubesched.plugins.helpers.rows import row_node_infos
 
 NAME = "InterPodAffinity"
@@ -100,9 +102,42 @@ def namespace_labels(handle: Handle, namespace: str) -> Mapping[str, str]:
     return ns.labels if ns is not None else {}
 
 
-def pod_identity(pod: Pod, ns_labels: Mapping[str, str]) -> Hashable:
-    """Everything of the incoming pod that other pods' terms look at (AffinityTerm.Matches)."""
-    return pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items())
+class LabelKeys:
+    """The label keys read by the existing pods' terms evaluated so far (it only grows).
+
+    Whether an existing pod's term matches the incoming pod depends on the pod's namespace,
+    its namespace's labels, and its labels *under the keys the term's selector names*. So
+    incoming pods equal on those share every per-node contribution, even when they differ
+    in other labels (e.g. a StatefulSet's per-pod name label). The identity includes
+    ``version``: when a term naming a new key shows up, identities change and aggregates
+    built before are no longer used.
+    """
+
+    __slots__ = ("keys", "version")
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.version = 0
+
+    def note(self, sel: LabelSelector | None) -> None:
+        if sel is None:
+            return
+        keys = self.keys
+        for k in sel.match_labels:
+            if k not in keys:
+                keys.add(k)
+                self.version += 1
+        for r in sel.match_expressions:
+            if r.key not in keys:
+                keys.add(r.key)
+                self.version += 1
+
+    def identity(self, pod: Pod, ns_labels: Mapping[str, str]) -> Hashable:
+        """Everything of the incoming pod that the existing pods' terms look at
+        (AffinityTerm.Matches)."""
+        keys = self.keys
+        labels = frozenset(kv for kv in pod.labels.items() if kv[0] in keys)
+        return pod.namespace, labels, frozenset(ns_labels.items()), self.version
 
 
 def pod_matches_all_terms(terms: Sequence[IncomingTerm], pod: Pod) -> bool:
@@ -116,56 +151,165 @@ def pod_matches_all_terms(terms: Sequence[IncomingTerm], pod: Pod) -> bool:
 
 
 # ----------------------------------------------------------------------------- aggregates
-# One node's contribution: per channel, a tuple of (key, delta) pairs.
-Contribution = tuple[tuple[tuple[Hashable, int], ...], ...]
+# One node's contribution: per channel, a tuple of ((topologyKey, value), delta) pairs.
+Contribution = tuple[tuple[tuple[TopologyPair, int], ...], ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NodeSet:
+    """The snapshot's NodeInfos having at least one pod: the only nodes that can add to a
+    count or a score (a node without pods contributes nothing to any map upstream builds).
+
+    When the NodeInfos are rows of the snapshot's NodeTable, ``rows`` / ``generations``
+    are aligned with ``infos`` and ``by_row`` maps a row back to its NodeInfo; otherwise
+    ``rows`` is None and aggregates are computed from scratch."""
+
+    infos: list[NodeInfo]
+    table: NodeTable
+    source: Sequence[NodeInfo]
+    rows: IntArray | None = None
+    generations: IntArray | None = None
+    by_row: list[NodeInfo | None] | None = None
+
+
+def nodes_with_pods(handle: Handle) -> NodeSet:
+    snapshot = handle.snapshot
+    source = snapshot.list()
+    table = snapshot.table
+    if source and source[0].table is table:
+        by_row = row_node_infos(table, source)
+        rows = np.flatnonzero(table.pod_count[: table.size])
+        infos = [by_row[r] for r in rows.tolist()]
+        if None not in infos:
+            selected = cast(list[NodeInfo], infos)
+            gens = np.fromiter((ni.generation for ni in selected), np.int64, len(selected))
+            return NodeSet(selected, table, source, rows, gens, by_row)
+    # NodeInfos not backed by the table: scan the list.
+    return NodeSet([ni for ni in source if ni.pods], table, source)
 
 
 class Aggregate:
     """Per-channel sums over nodes of per-node contributions, maintained incrementally.
 
-    ``totals[c]`` maps a key to its sum; keys whose sum drops to 0 are removed, as the
-    count maps of filtering.go never hold zero entries. ``hits`` counts the nodes whose
-    contribution is not empty (PreScore's "index == -1" test).
+    ``totals[c]`` maps a (topologyKey, value) pair to its sum; pairs whose sum drops to 0
+    are removed, as the count maps of filtering.go never hold zero entries. ``hits``
+    counts the nodes whose contribution is not empty (PreScore's "index == -1" test).
+    ``array(c, key)`` gives the same sums for one topology key as an array indexed by the
+    TopologyIndex value ids of the table (last slot: values no node has), for the batch
+    methods; built on first use and then kept up to date.
     """
 
-    __slots__ = ("totals", "entries", "hits")
+    __slots__ = ("channels", "totals", "keys", "hits", "table", "node_version", "index", "arrays", "generations",
+                 "contributions")
 
     def __init__(self, channels: int) -> None:
-        self.totals: list[dict[Hashable, int]] = [{} for _ in range(channels)]
-        # id(NodeInfo) -> (NodeInfo, generation, Node, contribution). Holding the NodeInfo
-        # keeps its id unique while the entry exists.
-        self.entries: dict[int, tuple[NodeInfo, int, Node | None, Contribution]] = {}
+        self.channels = channels
+        self._reset(None)
+
+    def _reset(self, table: NodeTable | None) -> None:
+        n = self.channels
+        self.totals: list[Counts] = [{} for _ in range(n)]
+        # Per channel, topology key -> number of pairs with that key in totals.
+        self.keys: list[dict[str, int]] = [{} for _ in range(n)]
         self.hits = 0
+        self.table = table
+        self.node_version = -1
+        self.index: TopologyIndex | None = None
+        self.arrays: list[dict[str, tuple[IntArray, dict[str, int]]]] = [{} for _ in range(n)]
+        # Per table row: the NodeInfo generation the contribution was computed at (-1: none).
+        self.generations = np.full(0, -1, np.int64)
+        self.contributions: list[Contribution | None] = []
 
     def _apply(self, contrib: Contribution, sign: int) -> None:
         nonempty = False
-        for totals, pairs in zip(self.totals, contrib, strict=True):
-            for key, delta in pairs:
-                nonempty = True
-                v = totals.get(key, 0) + sign * delta
+        for c, pairs in enumerate(contrib):
+            if not pairs:
+                continue
+            nonempty = True
+            totals = self.totals[c]
+            keys = self.keys[c]
+            arrays = self.arrays[c]
+            for pair, delta in pairs:
+                d = sign * delta
+                old = totals.get(pair)
+                v = (old or 0) + d
                 if v == 0:
-                    totals.pop(key, None)
+                    if old is not None:
+                        del totals[pair]
+                        keys[pair[0]] -= 1
                 else:
-                    totals[key] = v
+                    totals[pair] = v
+                    if old is None:
+                        keys[pair[0]] = keys.get(pair[0], 0) + 1
+                col = arrays.get(pair[0])
+                if col is not None:
+                    i = col[1].get(pair[1])
+                    if i is not None:
+                        col[0][i] += d
         if nonempty:
             self.hits += sign
 
-    def refresh(self, infos: Sequence[NodeInfo], compute: Callable[[NodeInfo], Contribution]) -> None:
-        """Bring the sums to exactly Σ compute(ni) over ``infos``."""
-        entries = self.entries
-        for ni in infos:
-            e = entries.get(id(ni))
-            if e is not None and e[0] is ni and e[1] == ni.generation and e[2] is ni.node:
-                continue
-            contrib = compute(ni)
-            if e is not None:
-                self._apply(e[3], -1)
-            self._apply(contrib, 1)
-            entries[id(ni)] = (ni, ni.generation, ni.node, contrib)
-        if len(entries) > len(infos):
-            live = {id(ni) for ni in infos}
-            for k in [k for k in entries if k not in live]:
-                self._apply(entries.pop(k)[3], -1)
+    def refresh(self, nodes: NodeSet, compute: Callable[[NodeInfo], Contribution]) -> None:
+        """Bring the sums to exactly Σ compute(ni) over ``nodes``, recomputing only the
+        nodes whose generation changed since the previous refresh."""
+        if nodes.rows is None or nodes.generations is None or nodes.by_row is None:
+            self._reset(None)
+            for ni in nodes.infos:
+                self._apply(compute(ni), 1)
+            return
+        table = nodes.table
+        if table is not self.table:
+            self._reset(table)
+        if self.node_version != table.node_version:
+            # Node objects changed (their NodeInfo generations too): new value ids.
+            self.node_version = table.node_version
+            self.index = topology_index(table)
+            self.arrays = [{} for _ in range(self.channels)]
+        size = table.size
+        if len(self.generations) < size:
+            grown = np.full(size, -1, np.int64)
+            grown[: len(self.generations)] = self.generations
+            self.generations = grown
+            self.contributions.extend([None] * (size - len(self.contributions)))
+        current = np.full(size, -1, np.int64)
+        current[nodes.rows] = nodes.generations
+        changed = np.flatnonzero(current != self.generations[:size]).tolist()
+        by_row = nodes.by_row
+        contributions = self.contributions
+        for r in changed:
+            old = contributions[r]
+            if old is not None:
+                self._apply(old, -1)
+            info = by_row[r] if current[r] >= 0 else None
+            if info is not None:
+                new = compute(info)
+                self._apply(new, 1)
+                contributions[r] = new
+            else:
+                contributions[r] = None
+        self.generations[:size] = current
+
+    def channel_keys(self, c: int) -> list[str]:
+        return [k for k, n in self.keys[c].items() if n > 0]
+
+    def array(self, c: int, key: str) -> tuple[IntArray, IntArray] | None:
+        """(value id per table row, sum per value id) for ``key``; None when the NodeInfos
+        are not table rows."""
+        index = self.index
+        table = self.table
+        if index is None or table is None:
+            return None
+        ids, values = index.column(table, key)
+        col = self.arrays[c].get(key)
+        if col is None:
+            sums = np.zeros(len(values) + 1, np.int64)
+            for (k, v), n in self.totals[c].items():
+                if k == key:
+                    i = values.get(v)
+                    if i is not None:
+                        sums[i] = n
+            col = self.arrays[c][key] = (sums, values)
+        return ids, col[0]
 
 
 class AggregateCache:
@@ -187,26 +331,6 @@ class AggregateCache:
         else:
             self._items.move_to_end(key)
         return agg
-
-    def clear(self) -> None:
-        self._items.clear()
-
-
-def nodes_with_pods(handle: Handle) -> list[NodeInfo]:
-    """The snapshot's NodeInfos that have at least one pod (the only ones that can
-    contribute to any count or score), found through the NodeTable's pod counts."""
-    snapshot = handle.snapshot
-    infos = snapshot.list()
-    table = snapshot.table
-    if infos and infos[0].table is not table:
-        return [ni for ni in infos if ni.pods]
-    by_row = row_node_infos(table, infos)
-    rows = np.flatnonzero(table.pod_count[: table.size]).tolist()
-    out = [ni for ni in (by_row[r] for r in rows) if ni is not None and ni.pods]
-    if len(out) != len(rows):
-        # NodeInfos not backed by the table (or out of sync): scan the list.
-        return [ni for ni in infos if ni.pods]
-    return out
 
 
 # ----------------------------------------------------------------------------- topology index

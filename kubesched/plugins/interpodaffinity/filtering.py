@@ -36,28 +36,39 @@ def _update(m: Counts, labels: Mapping[str, str], key: str, value: int) -> None:
 
 # A column of topology value ids per row, and per value id whether its count is > 0
 # (one extra False slot at the end, which the -1 "label absent" id selects).
-_Column = tuple[IntArray, BoolArray]
+Column = tuple[IntArray, BoolArray]
 
 
-class _BatchArrays:
+class BatchArrays:
+    """Per check, the columns the batch filter reads: for each affinity term, each
+    anti-affinity term, and each topology key of the existing pods' anti-affinity counts."""
+
     __slots__ = ("index", "affinity", "anti_affinity", "existing_anti_affinity")
 
-    def __init__(self, state: PreFilterState, table: NodeTable, index: TopologyIndex) -> None:
+    def __init__(self, index: TopologyIndex, affinity: list[Column], anti_affinity: list[Column],
+                 existing_anti_affinity: list[Column]) -> None:
         self.index = index
-        self.affinity = _columns(table, index, state.affinity_counts, [t.topology_key for t in state.affinity_terms])
-        self.anti_affinity = _columns(table, index, state.anti_affinity_counts,
-                                      [t.topology_key for t in state.anti_affinity_terms])
+        self.affinity = affinity
+        self.anti_affinity = anti_affinity
+        self.existing_anti_affinity = existing_anti_affinity
+
+    @classmethod
+    def from_state(cls, state: PreFilterState, table: NodeTable, index: TopologyIndex) -> BatchArrays:
         existing = state.existing_anti_affinity_counts
-        self.existing_anti_affinity = _columns(table, index, existing, sorted({k for k, _ in existing}))
+        return cls(index,
+                   _columns(table, index, state.affinity_counts, [t.topology_key for t in state.affinity_terms]),
+                   _columns(table, index, state.anti_affinity_counts,
+                            [t.topology_key for t in state.anti_affinity_terms]),
+                   _columns(table, index, existing, sorted({k for k, _ in existing})))
 
 
-def _columns(table: NodeTable, index: TopologyIndex, counts: Counts, keys: list[str]) -> list[_Column]:
+def _columns(table: NodeTable, index: TopologyIndex, counts: Counts, keys: list[str]) -> list[Column]:
     positive: dict[str, list[str]] = {}
     for (k, v), n in counts.items():
         if n > 0:
             positive.setdefault(k, []).append(v)
-    built: dict[str, _Column] = {}
-    out: list[_Column] = []
+    built: dict[str, Column] = {}
+    out: list[Column] = []
     for key in keys:
         col = built.get(key)
         if col is None:
@@ -78,11 +89,11 @@ class PreFilterState:
     ``clone`` copies them."""
 
     __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts", "pod",
-                 "affinity_terms", "anti_affinity_terms", "namespace_labels", "matches_own_affinity", "_batch")
+                 "affinity_terms", "anti_affinity_terms", "namespace_labels", "matches_own_affinity", "batch")
 
     def __init__(self, pod: Pod, affinity_terms: tuple[IncomingTerm, ...], anti_affinity_terms: tuple[IncomingTerm, ...],
                  namespace_labels: Mapping[str, str], existing_anti_affinity_counts: Counts, affinity_counts: Counts,
-                 anti_affinity_counts: Counts) -> None:
+                 anti_affinity_counts: Counts, batch: BatchArrays | None = None) -> None:
         self.pod = pod
         self.affinity_terms = affinity_terms
         self.anti_affinity_terms = anti_affinity_terms
@@ -92,12 +103,14 @@ class PreFilterState:
         self.anti_affinity_counts = anti_affinity_counts
         # podMatchesAllAffinityTerms(incoming terms, incoming pod), for the first-pod case.
         self.matches_own_affinity = pod_matches_all_terms(affinity_terms, pod)
-        self._batch: _BatchArrays | None = None
+        # The batch columns for these exact counts (PreFilter builds them from the plugin's
+        # aggregates); dropped when AddPod/RemovePod change the counts.
+        self.batch = batch
 
     def clone(self) -> PreFilterState:
         return PreFilterState(self.pod, self.affinity_terms, self.anti_affinity_terms, self.namespace_labels,
                               dict(self.existing_anti_affinity_counts), dict(self.affinity_counts),
-                              dict(self.anti_affinity_counts))
+                              dict(self.anti_affinity_counts), self.batch)
 
     def update_with_pod(self, pod_info: PodInfo, node: Node, multiplier: int) -> None:
         """preFilterState.updateWithPod: account for ``pod_info`` running on ``node``."""
@@ -112,7 +125,7 @@ class PreFilterState:
         for it in self.anti_affinity_terms:
             if it.matches(other):
                 _update(self.anti_affinity_counts, labels, it.topology_key, multiplier)
-        self._batch = None
+        self.batch = None
 
     # ---- per node (satisfyPodAffinity, satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity)
     def satisfies_pod_affinity(self, labels: Mapping[str, str]) -> bool:
@@ -152,9 +165,9 @@ class PreFilterState:
     def batch_checks(self, table: NodeTable, index: TopologyIndex, rows: IntArray) -> tuple[BoolArray, BoolArray,
                                                                                              BoolArray]:
         """Per row: (affinity ok, anti-affinity ok, existing anti-affinity ok)."""
-        arrays = self._batch
+        arrays = self.batch
         if arrays is None or arrays.index is not index:
-            arrays = self._batch = _BatchArrays(self, table, index)
+            arrays = self.batch = BatchArrays.from_state(self, table, index)
         n = len(rows)
         affinity_ok = np.ones(n, np.bool_)
         if self.affinity_terms:

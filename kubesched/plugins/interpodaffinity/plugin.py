@@ -11,7 +11,6 @@ API server, never by the scheduler.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
 
 import numpy as np
 
@@ -37,13 +36,15 @@ from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
 from kubesched.plugins.interpodaffinity.common import (
     NAME,
+    Aggregate,
     AggregateCache,
     Contribution,
     Counts,
     IncomingTerm,
+    LabelKeys,
+    NodeSet,
     namespace_labels,
     nodes_with_pods,
-    pod_identity,
     pod_matches_all_terms,
     resolve_terms,
     resolve_weighted_terms,
@@ -53,11 +54,12 @@ from kubesched.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    BatchArrays,
+    Column,
     PreFilterState,
 )
 from kubesched.plugins.interpodaffinity.scoring import (
     PreScoreState,
-    ScoreMap,
     normalize_score_array,
     normalize_scores,
 )
@@ -74,6 +76,9 @@ PRE_FILTER_STATE_KEY_NAME = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY_NAME = "PreScore" + NAME
 _PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey(PRE_FILTER_STATE_KEY_NAME)
 _PRE_SCORE_KEY: StateKey[PreScoreState] = StateKey(PRE_SCORE_STATE_KEY_NAME)
+# The cycle's nodes with pods, found once in PreFilter and reused by PreScore (the snapshot
+# does not change within a scheduling cycle).
+_NODES_KEY: StateKey[NodeSet] = StateKey(NAME + "/nodes")
 
 
 def _not_found(key: str) -> str:
@@ -97,6 +102,7 @@ class InterPodAffinity:
         self.handle = handle
         # Per incoming-pod identity, the count / score maps kept up to date across cycles.
         self._aggregates = AggregateCache()
+        self._label_keys = LabelKeys()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -108,6 +114,13 @@ class InterPodAffinity:
                                               | ActionType.UPDATE_NODE_TAINT)),
         ]
 
+    def _nodes(self, state: CycleState) -> NodeSet:
+        nodes = state.get(_NODES_KEY)
+        if nodes is None or nodes.source is not self.handle.snapshot.list():
+            nodes = nodes_with_pods(self.handle)
+            state.write(_NODES_KEY, nodes)
+        return nodes
+
     # ------------------------------------------------------------------ PreFilter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         handle = self.handle
@@ -115,31 +128,50 @@ class InterPodAffinity:
         affinity_terms = resolve_terms(handle, pod_info.required_affinity_terms)
         anti_affinity_terms = resolve_terms(handle, pod_info.required_anti_affinity_terms)
         ns_labels = namespace_labels(handle, pod.namespace)
+        nodes = self._nodes(state)
 
-        existing = self._existing_anti_affinity_counts(pod, ns_labels)
-        affinity_counts, anti_affinity_counts = self._incoming_affinity_anti_affinity_counts(
-            affinity_terms, anti_affinity_terms)
-
-        if not existing and not affinity_terms and not anti_affinity_terms:
+        existing = self._existing_anti_affinity_counts(nodes, pod, ns_labels)
+        incoming = self._incoming_affinity_anti_affinity_counts(nodes, affinity_terms, anti_affinity_terms)
+        if not existing.totals[0] and not affinity_terms and not anti_affinity_terms:
             return None, SKIP
-        state.write(_PRE_FILTER_KEY, PreFilterState(pod, affinity_terms, anti_affinity_terms, ns_labels, existing,
-                                                    affinity_counts, anti_affinity_counts))
+
+        batch = None
+        if existing.index is not None:
+            # The batch filter's columns, straight from the aggregates' arrays.
+            def columns(agg: Aggregate, channel: int, keys: Sequence[str]) -> list[Column]:
+                out: list[Column] = []
+                for key in keys:
+                    col = agg.array(channel, key)
+                    assert col is not None
+                    out.append((col[0], col[1] > 0))
+                return out
+
+            batch = BatchArrays(existing.index,
+                                columns(incoming, 0, [t.topology_key for t in affinity_terms]),
+                                columns(incoming, 1, [t.topology_key for t in anti_affinity_terms]),
+                                columns(existing, 0, existing.channel_keys(0)))
+        state.write(_PRE_FILTER_KEY, PreFilterState(pod, affinity_terms, anti_affinity_terms, ns_labels,
+                                                    dict(existing.totals[0]), dict(incoming.totals[0]),
+                                                    dict(incoming.totals[1]), batch))
         return None, None
 
-    def _existing_anti_affinity_counts(self, pod: Pod, ns_labels: Mapping[str, str]) -> Counts:
+    def _existing_anti_affinity_counts(self, nodes: NodeSet, pod: Pod, ns_labels: Mapping[str, str]) -> Aggregate:
         """getExistingAntiAffinityCounts: for every existing pod's required anti-affinity
-        term matching the incoming pod, +1 on (topologyKey, that pod's node's value)."""
-        nodes = self.handle.snapshot.have_pods_with_required_anti_affinity_list()
-        agg = self._aggregates.get(("existing", pod_identity(pod, ns_labels)), 1)
+        term matching the incoming pod, +1 on (topologyKey, that pod's node's value).
+        (Upstream visits the nodes of HavePodsWithRequiredAntiAffinityList; the others
+        contribute nothing.)"""
+        label_keys = self._label_keys
+        agg = self._aggregates.get(("existing", label_keys.identity(pod, ns_labels)), 1)
 
         def contribution(ni: NodeInfo) -> Contribution:
             node = ni.node
-            if node is None:
+            if node is None or not ni.pods_with_required_anti_affinity:
                 return ((),)
             labels = node.meta.labels
-            counts: dict[tuple[str, str], int] = {}
+            counts: Counts = {}
             for pi in ni.pods_with_required_anti_affinity:
                 for t in pi.required_anti_affinity_terms:
+                    label_keys.note(t.selector)
                     if t.matches(pod, ns_labels):
                         v = labels.get(t.topology_key)
                         if v is not None:
@@ -148,25 +180,25 @@ class InterPodAffinity:
             return (tuple(counts.items()),)
 
         agg.refresh(nodes, contribution)
-        return cast(Counts, dict(agg.totals[0]))
+        return agg
 
-    def _incoming_affinity_anti_affinity_counts(self, affinity_terms: tuple[IncomingTerm, ...],
-                                                anti_affinity_terms: tuple[IncomingTerm, ...]) -> tuple[Counts, Counts]:
+    def _incoming_affinity_anti_affinity_counts(self, nodes: NodeSet, affinity_terms: tuple[IncomingTerm, ...],
+                                                anti_affinity_terms: tuple[IncomingTerm, ...]) -> Aggregate:
         """getIncomingAffinityAntiAffinityCounts: over every existing pod, +1 on each
-        affinity term's pair when the pod matches *all* affinity terms, and +1 on an
-        anti-affinity term's pair for each term it matches."""
-        if not affinity_terms and not anti_affinity_terms:
-            return {}, {}
+        affinity term's pair when the pod matches *all* affinity terms (channel 0), and +1
+        on an anti-affinity term's pair for each term it matches (channel 1)."""
         key = ("incoming", tuple(t.signature for t in affinity_terms), tuple(t.signature for t in anti_affinity_terms))
         agg = self._aggregates.get(key, 2)
+        if not affinity_terms and not anti_affinity_terms:
+            return agg  # always empty
 
         def contribution(ni: NodeInfo) -> Contribution:
             node = ni.node
             if node is None:
                 return ((), ())
             labels = node.meta.labels
-            affinity: dict[tuple[str, str], int] = {}
-            anti: dict[tuple[str, str], int] = {}
+            affinity: Counts = {}
+            anti: Counts = {}
             for pi in ni.pods:
                 p = pi.pod
                 if affinity_terms and pod_matches_all_terms(affinity_terms, p):
@@ -183,8 +215,8 @@ class InterPodAffinity:
                             anti[pair] = anti.get(pair, 0) + 1
             return tuple(affinity.items()), tuple(anti.items())
 
-        agg.refresh(nodes_with_pods(self.handle), contribution)
-        return cast(Counts, dict(agg.totals[0])), cast(Counts, dict(agg.totals[1]))
+        agg.refresh(nodes, contribution)
+        return agg
 
     def pre_filter_extensions(self) -> InterPodAffinity:
         return self
@@ -247,12 +279,12 @@ class InterPodAffinity:
         ns_labels = namespace_labels(handle, pod.namespace)
         hard_weight = self.args.hard_pod_affinity_weight
 
-        # Unless the incoming pod has preferred terms, only pods with affinity matter. Nodes
-        # without pods never contribute, so they are not visited.
-        with_pods = nodes_with_pods(handle)
-        infos = with_pods if has_constraints else [ni for ni in with_pods if ni.pods_with_affinity]
+        # Unless the incoming pod has preferred terms, only pods with affinity matter (the
+        # other pods, and nodes without pods, contribute nothing).
+        with_pods = self._nodes(state)
+        label_keys = self._label_keys
         key = ("score", has_constraints, tuple(t.signature for t in preferred_affinity),
-               tuple(t.signature for t in preferred_anti_affinity), pod_identity(pod, ns_labels))
+               tuple(t.signature for t in preferred_anti_affinity), label_keys.identity(pod, ns_labels))
         agg = self._aggregates.get(key, 1)
 
         def contribution(ni: NodeInfo) -> Contribution:
@@ -261,7 +293,7 @@ class InterPodAffinity:
             if node is None or not node.meta.labels:
                 return ((),)
             labels = node.meta.labels
-            acc: dict[tuple[str, str], int] = {}
+            acc: Counts = {}
 
             def add(topology_key: str, weight: int) -> None:
                 v = labels.get(topology_key)
@@ -279,24 +311,32 @@ class InterPodAffinity:
                         add(it.topology_key, -it.weight)
                 if hard_weight > 0:
                     for t in epi.required_affinity_terms:
+                        label_keys.note(t.selector)
                         if t.matches(pod, ns_labels):
                             add(t.topology_key, hard_weight)
                 for wt in epi.preferred_affinity_terms:
+                    label_keys.note(wt.term.selector)
                     if wt.term.matches(pod, ns_labels):
                         add(wt.term.topology_key, wt.weight)
                 for wt in epi.preferred_anti_affinity_terms:
+                    label_keys.note(wt.term.selector)
                     if wt.term.matches(pod, ns_labels):
                         add(wt.term.topology_key, -wt.weight)
             return (tuple(acc.items()),)
 
-        agg.refresh(infos, contribution)
+        agg.refresh(with_pods, contribution)
         if agg.hits == 0:
             return SKIP
-        topology_score: ScoreMap = {}
-        for pair, score in agg.totals[0].items():
-            tk, tv = cast(tuple[str, str], pair)
-            topology_score.setdefault(tk, {})[tv] = score
-        state.write(_PRE_SCORE_KEY, PreScoreState(topology_score))
+        keys = agg.channel_keys(0)
+        columns = None
+        if agg.index is not None:
+            cols = []
+            for k in keys:
+                col = agg.array(0, k)
+                assert col is not None
+                cols.append((col[0], col[1].copy()))
+            columns = (agg.index, cols)
+        state.write(_PRE_SCORE_KEY, PreScoreState(dict(agg.totals[0]), keys, columns))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:

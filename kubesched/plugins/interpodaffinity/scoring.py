@@ -8,21 +8,23 @@ import numpy as np
 
 from kubesched.framework import MAX_NODE_SCORE, NodeScore, NodeTable
 from kubesched.framework.interfaces import IntArray
-from kubesched.plugins.interpodaffinity.common import TopologyIndex
+from kubesched.plugins.interpodaffinity.common import Counts, TopologyIndex
 
-# topologyKey -> topology value -> score (scoring.go: scoreMap).
-ScoreMap = dict[str, dict[str, int]]
+# Per topology key: (value id per table row, score per value id; last slot = no such value).
+ScoreColumns = tuple[TopologyIndex, list[tuple[IntArray, IntArray]]]
 
 
 class PreScoreState:
-    """scoring.go preScoreState: the accumulated topology scores. Never mutated after
+    """scoring.go preScoreState. ``topology_score`` holds scoreMap flattened to
+    (topologyKey, value) -> score and ``keys`` its topology keys. Never mutated after
     PreScore, so ``clone`` returns the same object (as upstream)."""
 
-    __slots__ = ("topology_score", "_columns")
+    __slots__ = ("topology_score", "keys", "columns")
 
-    def __init__(self, topology_score: ScoreMap) -> None:
+    def __init__(self, topology_score: Counts, keys: list[str], columns: ScoreColumns | None = None) -> None:
         self.topology_score = topology_score
-        self._columns: tuple[TopologyIndex, list[tuple[IntArray, IntArray]]] | None = None
+        self.keys = keys
+        self.columns = columns
 
     def clone(self) -> PreScoreState:
         return self
@@ -30,25 +32,27 @@ class PreScoreState:
     def score(self, labels: Mapping[str, str]) -> int:
         """Score: Σ over the topology keys the node has of the score of its value."""
         total = 0
-        for key, values in self.topology_score.items():
+        scores = self.topology_score
+        for key in self.keys:
             v = labels.get(key)
             if v is not None:
-                total += values.get(v, 0)
+                total += scores.get((key, v), 0)
         return total
 
     def score_rows(self, table: NodeTable, index: TopologyIndex, rows: IntArray) -> IntArray:
-        cached = self._columns
+        cached = self.columns
         if cached is None or cached[0] is not index:
             cols: list[tuple[IntArray, IntArray]] = []
-            for key, values in self.topology_score.items():
+            for key in self.keys:
                 ids, value_ids = index.column(table, key)
-                per_value = np.zeros(len(value_ids) + 1, np.int64)  # last slot: label absent
-                for v, s in values.items():
-                    i = value_ids.get(v)
-                    if i is not None:
-                        per_value[i] = s
+                per_value = np.zeros(len(value_ids) + 1, np.int64)
+                for (k, v), s in self.topology_score.items():
+                    if k == key:
+                        i = value_ids.get(v)
+                        if i is not None:
+                            per_value[i] = s
                 cols.append((ids, per_value))
-            cached = self._columns = (index, cols)
+            cached = self.columns = (index, cols)
         out = np.zeros(len(rows), np.int64)
         for ids, per_value in cached[1]:
             out += per_value[ids[rows]]

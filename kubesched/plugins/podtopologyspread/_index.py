@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ _INDEX_KEY = "PodTopologySpread/index"
 _COUNTS_KEY = "PodTopologySpread/counts"
 _MAX_AFFINITY_MASKS = 64
 _MAX_COUNT_ENTRIES = 128
+_GENERATION = attrgetter("generation")
 
 
 class KeyColumn:
@@ -161,7 +163,7 @@ class PodCounts:
 
     def generations(self) -> IntArray:
         """The current generation of every NodeInfo, in ``infos`` order."""
-        return np.fromiter((ni.generation for ni in self.infos), np.int64, len(self.infos))
+        return np.fromiter(map(_GENERATION, self.infos), np.int64, len(self.infos))
 
     def counts(self, table: NodeTable, namespace: str, sel: Selector, gens: IntArray) -> IntArray:
         """``result[row]``: pods on that row's node matching ``sel`` in ``namespace`` (valid

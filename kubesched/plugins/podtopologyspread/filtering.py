@@ -104,13 +104,6 @@ class KeyCounts:
         self.extra[value] = n
         return n
 
-    def as_dict(self, present: Sequence[str] | None = None) -> dict[str, int]:
-        """The counts as a plain map (tests, debugging)."""
-        values = list(self.vocab) if present is None else present
-        out = {v: int(self.match[self.vocab[v]]) for v in values if v in self.vocab}
-        out.update(self.extra)
-        return out
-
     def clone(self) -> KeyCounts:
         c = KeyCounts(self.key, self.vocab, self.row_ids, self.match.copy(), self.paths.copy(), self.domains)
         c.extra = dict(self.extra)

@@ -211,15 +211,17 @@ class PodTopologySpread:
         return None
 
     def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
-        """``scores`` are in the order of the last ``score_batch`` rows (ignored nodes are
-        known by row there)."""
+        """``scores`` are in the order of the last ``score_batch`` rows (or, failing that,
+        of the nodes given to ``pre_score``): that is how ignored nodes are found."""
         s = self._pre_score_state(state)
         if not s.ignored:
             ignored = np.zeros(scores.size, np.bool_)
         elif s.ignored_rows is not None and s.scored_rows is not None and s.scored_rows.size == scores.size:
             ignored = s.ignored_rows[s.scored_rows]
+        elif s.candidates_ignored.size == scores.size:
+            ignored = s.candidates_ignored
         else:
-            raise PluginError(f"{NAME}: normalize_score_batch needs the rows of score_batch to find ignored nodes")
+            raise PluginError(f"{NAME}: cannot tell which of {scores.size} scores belong to ignored nodes")
         return scoring.normalize(scores, ignored)
 
 

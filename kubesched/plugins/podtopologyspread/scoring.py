@@ -73,11 +73,11 @@ class PreScoreState:
     """scoring.go: preScoreState. Shared, never copied (Clone returns itself upstream)."""
 
     __slots__ = ("constraints", "ignored", "ignored_rows", "pairs", "weights", "host_counts", "key_ids", "version",
-                 "scored_rows")
+                 "candidates_ignored", "scored_rows")
 
     def __init__(self, constraints: tuple[Constraint, ...], ignored: frozenset[str], ignored_rows: BoolArray | None,
                  pairs: dict[str, PairCounts], weights: tuple[float, ...], host_counts: dict[int, IntArray],
-                 key_ids: dict[str, IntArray] | None, version: int) -> None:
+                 key_ids: dict[str, IntArray] | None, version: int, candidates_ignored: BoolArray) -> None:
         self.constraints = constraints
         self.ignored = ignored
         self.ignored_rows = ignored_rows  # per table row (batch), or None
@@ -86,6 +86,7 @@ class PreScoreState:
         self.host_counts = host_counts  # constraint index -> per-row matching pods (hostname key)
         self.key_ids = key_ids  # topology key -> per-row value id (-1: no such label), or None
         self.version = version
+        self.candidates_ignored = candidates_ignored  # per PreScore node, in PreScore's order
         self.scored_rows: IntArray | None = None  # rows of the last score_batch, for normalize_score_batch
 
     def clone(self) -> PreScoreState:
@@ -170,7 +171,7 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence
         cnt = counts.counts(table, pod.namespace, c.selector, gens)[rows]
         pc.counter += np.bincount(pids[sel], weights=cnt[sel], minlength=pc.counter.size).astype(np.int64)
     return PreScoreState(constraints, ignored, ignored_rows, pairs, tuple(weights), host_counts,
-                         {k: cols[k].ids for k in keys}, table.node_version)
+                         {k: cols[k].ids for k in keys}, table.node_version, ~fkeep)
 
 
 def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence[NodeInfo], require_all: bool,
@@ -221,7 +222,8 @@ def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], nodes: Se
         pairs[k] = PairCounts(vocab, None, vocab.get("", len(vocab)),
                               np.fromiter(list(m.values()) + [0], np.int64, len(m) + 1),
                               np.array([True] * len(m) + [False], np.bool_))
-    return PreScoreState(constraints, frozenset(ignored), None, pairs, tuple(weights), {}, None, -1)
+    cand_ignored = np.fromiter((ni.name in ignored for ni in nodes), np.bool_, len(nodes))
+    return PreScoreState(constraints, frozenset(ignored), None, pairs, tuple(weights), {}, None, -1, cand_ignored)
 
 
 def node_score(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from kubesched.framework import (
+    GVK,
     MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
-    GVK,
     Handle,
     NodeInfo,
     NodeScore,

@@ -314,7 +314,8 @@ def override(node_name: str) -> NominatingInfo:
 U = Status.unschedulable()
 UU = Status.unresolvable()
 
-POST_FILTER_CASES: list[tuple[str, Pod, list[Pod], list[Node], dict[str, Status], list[PodDisruptionBudget], str, Status]] = [
+PostFilterCase = tuple[str, Pod, list[Pod], list[Node], dict[str, Status], list[PodDisruptionBudget], str, Status]
+POST_FILTER_CASES: list[PostFilterCase] = [
     ("pod with higher priority can be made schedulable",
      pod("p", HIGH), [pod("p1", on="node1")], [node("node1", ONE_POD)], {"node1": U}, [],
      "node1", Status()),
@@ -531,7 +532,7 @@ class _Offsets(random.Random):
         super().__init__(0)
         self.offsets = list(offsets)
 
-    def randrange(self, *args: Any, **kwargs: Any) -> int:  # type: ignore[override]
+    def randrange(self, *args: Any, **kwargs: Any) -> int:
         return self.offsets.pop(0)
 
 
@@ -556,7 +557,8 @@ def test_state_changes_of_the_dry_run_stay_on_its_copies() -> None:
     """RemovePod runs on each node's own copy of the cycle state: the toy anti-affinity passes
     on both nodes once their conflicting pod is gone, and the real state is untouched."""
     nodes = [node("node1"), node("node2")]
-    pods = [pod("c1", LOW, on="node1", labels={"conflict": "yes"}), pod("c2", LOW, on="node2", labels={"conflict": "yes"})]
+    pods = [pod("c1", LOW, on="node1", labels={"conflict": "yes"}),
+            pod("c2", LOW, on="node2", labels={"conflict": "yes"})]
     conflict = Conflict()
     env = make_env(nodes, pods, plugins=[conflict, ToyFit()])
     conflict.handle = env.handle

@@ -43,6 +43,9 @@ NAMESPACES = [
 ]
 TOPOLOGY_KEYS = ["zone", "region", "hostname", "rack", "missing"]
 POD_LABELS = {"app": ["web", "db", "cache"], "tier": ["fe", "be"], "security": ["S1", "S2"]}
+# A key only pods created late in a sequence use, in labels and selectors: its first term
+# changes which incoming-pod labels the plugin's caches may ignore.
+LATE_LABELS = {**POD_LABELS, "late": ["x", "y"]}
 
 
 # ----------------------------------------------------------------------------- reference
@@ -191,7 +194,7 @@ def ref_scores(p: Pod, feasible: Sequence[NodeInfo], all_infos: Sequence[NodeInf
 
 
 # ----------------------------------------------------------------------------- random objects
-def rand_selector(rng: random.Random) -> dict[str, Any] | None:
+def rand_selector(rng: random.Random, pool: dict[str, list[str]]) -> dict[str, Any] | None:
     r = rng.random()
     if r < 0.08:
         return None
@@ -200,21 +203,21 @@ def rand_selector(rng: random.Random) -> dict[str, Any] | None:
     sel: dict[str, Any] = {}
     exprs = []
     for _ in range(rng.randint(1, 2)):
-        key = rng.choice(list(POD_LABELS))
+        key = rng.choice(list(pool))
         op = rng.choice(["In", "In", "NotIn", "Exists", "DoesNotExist"])
         if op in ("In", "NotIn"):
-            exprs.append(expr(key, op, rng.sample(POD_LABELS[key], rng.randint(1, len(POD_LABELS[key])))))
+            exprs.append(expr(key, op, rng.sample(pool[key], rng.randint(1, len(pool[key])))))
         else:
             exprs.append(expr(key, op))
     if rng.random() < 0.3:
-        key = rng.choice(list(POD_LABELS))
-        sel["matchLabels"] = {key: rng.choice(POD_LABELS[key])}
+        key = rng.choice(list(pool))
+        sel["matchLabels"] = {key: rng.choice(pool[key])}
     sel["matchExpressions"] = exprs
     return sel
 
 
-def rand_term(rng: random.Random) -> dict[str, Any]:
-    sel = rand_selector(rng)
+def rand_term(rng: random.Random, pool: dict[str, list[str]]) -> dict[str, Any]:
+    sel = rand_selector(rng, pool)
     t = term(rng.choice(TOPOLOGY_KEYS), nil_selector=True)
     if sel is not None:
         t["labelSelector"] = sel
@@ -231,25 +234,30 @@ def rand_term(rng: random.Random) -> dict[str, Any]:
     return t
 
 
-def rand_affinity(rng: random.Random, p_required: float, p_preferred: float) -> dict[str, Any] | None:
+def rand_affinity(rng: random.Random, p_required: float, p_preferred: float,
+                  pool: dict[str, list[str]]) -> dict[str, Any] | None:
     kw: dict[str, Any] = {}
     for name, prob in (("req", p_required), ("anti_req", p_required), ("pref", p_preferred), ("anti_pref", p_preferred)):
         if rng.random() < prob:
             n = rng.randint(1, 2)
             if name.endswith("pref"):
-                kw[name] = [weighted(rng.randint(1, 100), rand_term(rng)) for _ in range(n)]
+                kw[name] = [weighted(rng.randint(1, 100), rand_term(rng, pool)) for _ in range(n)]
             else:
-                kw[name] = [rand_term(rng) for _ in range(n)]
+                kw[name] = [rand_term(rng, pool) for _ in range(n)]
     return affinity(**kw) if kw else None
 
 
-def rand_labels(rng: random.Random) -> dict[str, str]:
-    return {k: rng.choice(vs) for k, vs in POD_LABELS.items() if rng.random() < 0.6}
+def rand_labels(rng: random.Random, pool: dict[str, list[str]]) -> dict[str, str]:
+    labels = {k: rng.choice(vs) for k, vs in pool.items() if rng.random() < 0.6}
+    if rng.random() < 0.3:
+        labels["pod-name"] = f"unique-{rng.random()}"  # never selected: must not defeat caching
+    return labels
 
 
-def rand_pod(rng: random.Random, node_name: str = "", p_required: float = 0.3, p_preferred: float = 0.3) -> Pod:
-    return pod(labels=rand_labels(rng), node=node_name, ns=rng.choice(["default", "ns1", "ns2", "ns3", "nsY"]),
-               aff=rand_affinity(rng, p_required, p_preferred))
+def rand_pod(rng: random.Random, node_name: str = "", p_required: float = 0.3, p_preferred: float = 0.3,
+             pool: dict[str, list[str]] = POD_LABELS) -> Pod:
+    return pod(labels=rand_labels(rng, pool), node=node_name, ns=rng.choice(["default", "ns1", "ns2", "ns3", "nsY"]),
+               aff=rand_affinity(rng, p_required, p_preferred, pool))
 
 
 def rand_node_labels(rng: random.Random, name: str) -> dict[str, str]:
@@ -326,8 +334,8 @@ def test_random_cluster_matches_reference_per_node_and_batch(seed: int) -> None:
         check_cycle(pl, handle, rand_pod(rng, p_required=0.5, p_preferred=0.5), rng)
 
 
-@pytest.mark.parametrize("seed", range(12), ids=[f"caches kept across changing cluster {i} stay exact"
-                                                 for i in range(12)])
+@pytest.mark.parametrize("seed", range(16), ids=[f"caches kept across changing cluster {i} stay exact"
+                                                 for i in range(16)])
 def test_plugin_caches_follow_cluster_changes(seed: int) -> None:
     """One plugin instance over many cycles while pods are bound and deleted and nodes are
     relabelled, added and removed; incoming pods repeat so the cached aggregates are reused."""
@@ -335,15 +343,25 @@ def test_plugin_caches_follow_cluster_changes(seed: int) -> None:
     nodes, pods = rand_cluster(rng, 8, 20)
     handle = handle_for(nodes, pods, NAMESPACES)
     pl = new(None, handle)
-    pool = [rand_pod(rng, p_required=0.6, p_preferred=0.5) for _ in range(4)]
+    pool = [rand_pod(rng, p_required=0.6, p_preferred=0.5, pool=LATE_LABELS) for _ in range(4)]
     running = list(pods)
     next_node = len(nodes)
-    for _ in range(40):
-        check_cycle(pl, handle, rng.choice(pool), rng)
+    for step in range(40):
+        incoming = rng.choice(pool)
+        # Variants of a few pods: a label no selector names (must share the caches) and the
+        # "late" label (which selectors name only once late pods are running).
+        labels = {**incoming.labels, "pod-name": f"p{step}"}
+        labels.pop("late", None)
+        late_value = rng.choice(["x", "y", None])
+        if late_value is not None:
+            labels["late"] = late_value
+        incoming = dataclasses.replace(incoming, meta=dataclasses.replace(incoming.meta, labels=labels))
+        check_cycle(pl, handle, incoming, rng)
         r = rng.random()
         infos = list(handle.snapshot.list())
         if r < 0.45 and infos:
-            template = rng.choice(pool + [rand_pod(rng)])
+            late = LATE_LABELS if step > 20 else POD_LABELS
+            template = rng.choice(pool + [rand_pod(rng, pool=late)])
             bound = dataclasses.replace(template, node_name=rng.choice(infos).name,
                                         meta=dataclasses.replace(template.meta, uid=f"u{rng.random()}"))
             handle.cache.add_pod(bound)
@@ -361,3 +379,62 @@ def test_plugin_caches_follow_cluster_changes(seed: int) -> None:
             gone = rng.choice(infos)
             handle.cache.remove_node(gone.name)
             running = [p for p in running if p.node_name != gone.name]
+
+
+class _DetachedSnapshot:
+    """The cache's snapshot, but listing detached clones (NodeInfos without table rows)."""
+
+    def __init__(self, handle: FrameworkHandle) -> None:
+        snap = handle.cache.snapshot
+        self._infos = [ni.clone() for ni in snap.list()]
+        self.table = snap.table
+
+    def list(self) -> list[NodeInfo]:
+        return self._infos
+
+    def get(self, name: str) -> NodeInfo | None:
+        return next((ni for ni in self._infos if ni.name == name), None)
+
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]:
+        return [ni for ni in self._infos if ni.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]:
+        return [ni for ni in self._infos if ni.pods_with_required_anti_affinity]
+
+
+class _DetachedHandle(FrameworkHandle):
+    def __init__(self, base: FrameworkHandle) -> None:
+        super().__init__(base.cache, base.objects)
+        self._snap = _DetachedSnapshot(base)
+
+    @property
+    def snapshot(self) -> Any:
+        return self._snap
+
+
+@pytest.mark.parametrize("seed", range(8), ids=[f"node infos without table rows are scanned ({i})" for i in range(8)])
+def test_snapshot_not_backed_by_the_table(seed: int) -> None:
+    rng = random.Random(5000 + seed)
+    nodes, pods = rand_cluster(rng, rng.randint(1, 10), rng.randint(0, 25))
+    handle = _DetachedHandle(handle_for(nodes, pods, NAMESPACES))
+    pl = new(None, handle)
+    for _ in range(4):
+        check_cycle(pl, handle, rand_pod(rng, p_required=0.5, p_preferred=0.5), rng)
+
+
+def test_a_term_naming_a_new_label_key_is_not_answered_from_older_caches() -> None:
+    """Incoming pods differing only in a label no running pod's term names share cached
+    counts; once a term naming that key runs, they must not any more."""
+    nodes = [node("a", {"hostname": "a"}), node("b", {"hostname": "b"})]
+    running = [pod(name="e1", node="a", labels={"app": "db"},
+                   aff=affinity(anti_req=[term("hostname", expr("app", "In", ["web"]))]))]
+    handle = handle_for(nodes, running, NAMESPACES)
+    pl = new(None, handle)
+    rng = random.Random(0)
+    with_late = pod(name="in1", labels={"app": "web", "late": "x"})
+    without_late = pod(name="in2", labels={"app": "web"})
+    for incoming in (with_late, with_late, without_late):
+        check_cycle(pl, handle, incoming, rng)
+    handle.cache.add_pod(pod(name="e2", node="b", aff=affinity(anti_req=[term("hostname", expr("late", "In", ["x"]))])))
+    for incoming in (with_late, without_late, with_late, without_late):
+        check_cycle(pl, handle, incoming, rng)

@@ -37,10 +37,13 @@ AFTER = {"PodTopologySpread", "InterPodAffinity"}
 
 
 def scenario_names() -> list[str]:
-    if not (CORPUS / "expected").exists():
+    """The volumes/volumelimits scenarios and every other scenario where a volume plugin
+    rejected a node (features.json)."""
+    if not (CORPUS / "features.json").exists():
         return []
-    return sorted(p.stem for p in (CORPUS / "expected").glob("*.json")
-                  if p.stem.endswith("-volumes") or p.stem.endswith("-volumelimits"))
+    features = json.loads((CORPUS / "features.json").read_text())
+    return sorted(name for name, f in features.items()
+                  if name.endswith(("-volumes", "-volumelimits")) or set(f["plugins"]) & set(VOLUME_PLUGINS))
 
 
 def _plugins(handle: FrameworkHandle) -> list[Any]:

@@ -1,0 +1,1 @@
+"""Preemption internals (issue 4)."""

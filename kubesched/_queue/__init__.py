@@ -1,0 +1,1 @@
+"""The scheduling queue (issue 4)."""

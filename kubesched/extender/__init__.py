@@ -1,0 +1,1 @@
+"""HTTP scheduler extenders: client and Python SDK (issue 6)."""

@@ -1,0 +1,122 @@
+"""The scheduling cycle (schedule_one.go): node sampling, rotation, host selection,
+FitError messages, and the binding path."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from builders import make_node, make_pod
+
+from kubesched._cache import Cache
+from kubesched._runtime.handle import FrameworkHandle, Nominator
+from kubesched._runtime.profile import build_framework
+from kubesched.cluster.memory import MemoryObjects
+from kubesched.config import default_configuration
+from kubesched.objects import Node, Pod
+from kubesched.plugins.registry import REGISTRY
+from kubesched.scheduler import Scheduler, truncate_message
+
+
+def make_scheduler(nodes: list[Node], pods: list[Pod] = (), *, deterministic: bool = True,  # type: ignore[assignment]
+                   percentage: int = 0) -> Scheduler:
+    cache = Cache(len(nodes) or 1)
+    cache.add_nodes(nodes)
+    for p in pods:
+        cache.add_pod(p)
+    nominator = Nominator()
+    profile = default_configuration().profiles[0]
+    handle = FrameworkHandle(cache, MemoryObjects(pods=pods), nominator, deterministic=deterministic,
+                             rng=random.Random(1))
+    fwk = build_framework(profile, REGISTRY, handle)
+    return Scheduler({profile.scheduler_name: fwk}, cache, nominator, deterministic=deterministic,
+                     rng=random.Random(1), percentage_of_nodes_to_score=percentage)
+
+
+def nodes(n: int, cpu: str = "4") -> list[Node]:
+    return [make_node().name(f"node-{i}").capacity(cpu=cpu, memory="32Gi", pods=110).obj() for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("num_nodes", "percentage", "expected"),
+    [(10, 0, 10), (99, 0, 99), (100, 0, 100), (1000, 0, 420), (5000, 0, 500), (6000, 0, 300), (10000, 0, 500),
+     (1000, 50, 500), (1000, 5, 100), (150, 20, 100)],
+    ids=["all of 10 nodes", "all of 99 nodes", "100 nodes is the minimum", "1000 nodes adaptive 42 percent",
+         "5000 nodes adaptive 10 percent", "6000 nodes floor 5 percent", "10000 nodes 5 percent",
+         "configured 50 percent", "configured 5 percent has a floor of 100", "small percentage floors at 100"],
+)
+def test_num_feasible_nodes_to_find(num_nodes: int, percentage: int, expected: int) -> None:
+    s = make_scheduler([], percentage=percentage)
+    assert s.num_feasible_nodes_to_find(s.profiles["default-scheduler"], num_nodes) == expected
+
+
+def test_filtering_stops_at_the_kth_feasible_node_and_rotates_the_start_index() -> None:
+    s = make_scheduler(nodes(200), percentage=50)
+    a = s.schedule_one(make_pod().name("p").req(cpu="100m").obj())
+    assert a.outcome == "Scheduled"
+    assert len(a.feasible) == 100
+    assert s.next_start_node_index == 100
+    s.schedule_one(make_pod().name("q").req(cpu="100m").obj())
+    assert s.next_start_node_index == 0
+
+
+def test_one_feasible_node_is_chosen_without_scoring() -> None:
+    ns = nodes(3)
+    a = make_scheduler(ns).schedule_one(make_pod().name("p").node_selector({"kubernetes.io/hostname": "node-1"}).obj())
+    assert (a.outcome, a.node, a.scores) == ("Scheduled", "node-1", None)
+
+
+def test_deterministic_ties_go_to_the_lowest_node_name() -> None:
+    a = make_scheduler(nodes(12)).schedule_one(make_pod().name("p").obj())
+    assert a.node == "node-0"
+    assert sorted(a.feasible)[0] == "node-0"
+
+
+def test_random_ties_spread_over_equal_nodes() -> None:
+    s = make_scheduler(nodes(8), deterministic=False)
+    chosen = {s.schedule_one(make_pod().name(f"p{i}").obj()).node for i in range(40)}
+    assert len(chosen) > 1
+
+
+def test_fit_error_message_counts_reasons_sorted_as_strings() -> None:
+    ns = nodes(3, cpu="1") + [make_node().name("tainted").capacity(cpu="8", memory="32Gi", pods=110)
+                               .taint("dedicated", "ml").obj()]
+    a = make_scheduler(ns).schedule_one(make_pod().name("p").req(cpu="2").obj())
+    assert a.outcome == "Unschedulable"
+    assert a.message == ("0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: ml}, 3 Insufficient cpu. "
+                         "preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, "
+                         "3 No preemption victims found for incoming pod.")
+    assert a.failures["node-0"].plugin == "NodeResourcesFit"
+
+
+def test_no_nodes_is_its_own_message() -> None:
+    a = make_scheduler([]).schedule_one(make_pod().name("p").obj())
+    assert (a.outcome, a.message) == ("Unschedulable", "no nodes available to schedule pods")
+
+
+def test_prefilter_rejection_gives_every_node_the_same_status() -> None:
+    pod = make_pod().name("p").affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ghost"]}]}]}}}).obj()
+    a = make_scheduler(nodes(3)).schedule_one(pod)
+    assert a.message == ("0/3 nodes are available: preemption: 0/3 nodes are available: "
+                         "3 Preemption is not helpful for scheduling.")
+    assert a.failures == {}
+
+
+def test_bound_pod_counts_in_the_next_cycle() -> None:
+    s = make_scheduler(nodes(1, cpu="1"))
+    assert s.schedule_one(make_pod().name("a").req(cpu="600m").obj()).outcome == "Scheduled"
+    b = s.schedule_one(make_pod().name("b").req(cpu="600m").obj())
+    assert b.outcome == "Unschedulable"
+    assert "1 Insufficient cpu" in (b.message or "")
+
+
+def test_messages_over_1024_characters_are_truncated_like_events() -> None:
+    assert truncate_message("x" * 1024) == "x" * 1024
+    t = truncate_message("y" * 2000)
+    assert len(t) == 1024 and t.endswith(" ...")
+
+
+def test_pod_for_an_unknown_profile_is_an_error_not_a_crash() -> None:
+    a = make_scheduler(nodes(1)).schedule_one(make_pod().name("p").scheduler_name("other").obj())
+    assert a.outcome == "Error" and "other" in (a.error or "")
