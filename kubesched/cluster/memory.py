@@ -91,9 +91,9 @@ class MemoryObjects:
         ns = self._namespaces.get(name)
         if ns is None and name:
             # Every namespace used exists (the API server would not accept the object
-            # otherwise); one without a document has only its name label.
+            # otherwise); one without a document has only its name label. Not added to
+            # namespaces(), which lists only what the cluster declared.
             ns = Namespace(ObjectMeta(name=name, labels={"kubernetes.io/metadata.name": name}))
-            self._namespaces[name] = ns
         return ns
 
     def namespaces(self) -> Sequence[Namespace]:

@@ -87,7 +87,7 @@ class AffinityTerm:
     def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
         """AffinityTerm.Matches: namespace (listed or selected) and labels."""
         if pod.namespace in self.namespaces or (
-            self.namespace_selector is not None and ns_labels is not None and self.namespace_selector.matches(ns_labels)
+            self.namespace_selector is not None and self.namespace_selector.matches(ns_labels or {})
         ):
             return self.selector is not None and self.selector.matches(pod.labels)
         return False

@@ -7,6 +7,7 @@ everything (metav1.LabelSelectorAsSelector).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,17 @@ from kubesched.errors import FieldError
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _parse_int64(s: str) -> int | None:
+    """strconv.ParseInt(s, 10, 64): an optional sign and ASCII digits, within int64 (Python's
+    int() would also take "1_0", blanks, non-ASCII digits and unbounded values)."""
+    if _GO_INT.fullmatch(s) is None:
+        return None
+    v = int(s)
+    return v if -(2**63) <= v < 2**63 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +47,15 @@ class Requirement:
             return self.key in labels
         if op == "DoesNotExist":
             return self.key not in labels
-        # Gt / Lt (node selectors only): both sides must parse as integers
-        # (labels.Requirement.Matches).
-        if self.key not in labels:
+        if op not in ("Gt", "Lt"):
             return False
-        try:
-            have = int(labels[self.key])
-            want = int(self.values[0])
-        except ValueError:
+        # Gt / Lt (node selectors only): exactly one value, and both sides must parse with
+        # strconv.ParseInt(s, 10, 64) (labels.Requirement.Matches).
+        if self.key not in labels or len(self.values) != 1:
+            return False
+        have = _parse_int64(labels[self.key])
+        want = _parse_int64(self.values[0])
+        if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want
 

@@ -147,8 +147,13 @@ def _expand(doc: Any, file: str, index: int) -> list[tuple[Mapping[str, Any], st
             if not isinstance(item, Mapping):
                 raise ManifestError(file, index, f"items[{i}]", "must be an object")
             item = dict(item)
-            if "kind" not in item and kind != "List":
-                item["kind"] = kind[: -len("List")]
+            if kind != "List":
+                # A typed list (NodeList, PodList, ... as the API returns it) omits the items'
+                # kind and apiVersion: they are the list's.
+                if "kind" not in item:
+                    item["kind"] = kind[: -len("List")]
+                if "apiVersion" not in item and "apiVersion" in doc:
+                    item["apiVersion"] = doc["apiVersion"]
             out.append((item, f"items[{i}]."))
         return out
     return [(doc, "")]
@@ -236,8 +241,9 @@ def _admit(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> 
             meta_changes["uid"] = _uid("Pod", meta.namespace, meta.name)
         # Priority admission.
         class_name = pod.priority_class_name or default_class
-        explicit_priority = "priority" in (pod.raw.get("spec") or {})
-        explicit_policy = "preemptionPolicy" in (pod.raw.get("spec") or {})
+        spec = pod.raw.get("spec") or {}
+        explicit_priority = spec.get("priority") is not None
+        explicit_policy = spec.get("preemptionPolicy") is not None
         if class_name:
             if class_name not in classes:
                 raise ManifestError(src.file, src.document, f"{prefix}spec.priorityClassName", f"no PriorityClass with name {class_name} was found")
@@ -247,8 +253,13 @@ def _admit(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> 
             if explicit_policy and pod.preemption_policy != policy:
                 raise ManifestError(src.file, src.document, f"{prefix}spec.preemptionPolicy", f"the string value of PreemptionPolicy ({pod.preemption_policy}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name")
             changes.update(priority=value, preemption_policy=policy, priority_class_name=class_name)
-        elif explicit_priority and pod.priority != 0:
-            raise ManifestError(src.file, src.document, f"{prefix}spec.priority", f"the integer value of priority ({pod.priority}) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name")
+        else:
+            # No class and no global default: priority 0 and PreemptLowerPriority
+            # (getDefaultPriority), which an explicit pod value must not contradict either.
+            if explicit_priority and pod.priority != 0:
+                raise ManifestError(src.file, src.document, f"{prefix}spec.priority", f"the integer value of priority ({pod.priority}) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name")
+            if explicit_policy and pod.preemption_policy != "PreemptLowerPriority":
+                raise ManifestError(src.file, src.document, f"{prefix}spec.preemptionPolicy", f"the string value of PreemptionPolicy ({pod.preemption_policy}) must not be provided in pod spec; priority admission controller computed PreemptLowerPriority from the given PriorityClass name")
         # DefaultTolerationSeconds admission.
         tolerations = list(pod.tolerations)
         for key in (_NOT_READY, _UNREACHABLE):

@@ -5,7 +5,8 @@ the caches that keep a scheduling cycle well below O(all pods) of Python work.
 Caching model. Every per-cycle map upstream builds (the three PreFilter counts and the
 PreScore topology score) is a sum over nodes of a per-node contribution that depends only
 on that node (its pods and labels) and on a hashable *identity* of the incoming pod (its
-namespace, labels and namespace labels, or its resolved terms). :class:`Aggregate` keeps
+namespace, namespace labels and the labels the running pods' selectors name -- see
+:class:`LabelKeys` -- or its resolved terms). :class:`Aggregate` keeps
 that sum for one identity across cycles: each cycle it compares the NodeInfo generations
 (bumped by every pod or node change) with those it last saw, recomputes the contribution
 of the changed nodes only, and applies the difference. The result is exactly the map

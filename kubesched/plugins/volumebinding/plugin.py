@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kubesched.config.args import UtilizationShapePoint, VolumeBindingArgs
-from kubesched.errors import PluginError
+from kubesched.errors import ConfigError
 from kubesched.framework import (
     GVK,
     MAX_NODE_SCORE,
@@ -131,7 +131,8 @@ class VolumeBinding:
         self.handle = handle
         self.args = args or VolumeBindingArgs()
         if self.args.bind_timeout_seconds < 0:
-            raise PluginError(f"{NAME}: invalid BindTimeoutSeconds, should not be a negative value")
+            raise ConfigError(f"Invalid value: {self.args.bind_timeout_seconds}: invalid BindTimeoutSeconds, "
+                              "should not be a negative value", field="bindTimeoutSeconds")
         self.binder = VolumeBinder(handle.objects)
         self.scorer: VolumeCapacityScorer | None = None
         if enable_volume_capacity_priority:
@@ -304,5 +305,5 @@ class VolumeBinding:
 def new(args: object, handle: Handle) -> VolumeBinding:
     """Plugin factory (registry entry). Args: VolumeBindingArgs (None -> defaults)."""
     if args is not None and not isinstance(args, VolumeBindingArgs):
-        raise PluginError(f"want args to be of type VolumeBindingArgs, got {type(args).__name__}")
+        raise ConfigError(f"want args to be of type VolumeBindingArgs, got {type(args).__name__}")
     return VolumeBinding(handle, args)

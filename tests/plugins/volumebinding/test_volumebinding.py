@@ -14,7 +14,7 @@ from builders import make_node, make_pod, obj
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config.args import UtilizationShapePoint, VolumeBindingArgs
-from kubesched.errors import PluginError
+from kubesched.errors import ConfigError
 from kubesched.framework import GVK, ActionType, Code, CycleState, PreFilterResult, Status
 from kubesched.objects import Node, Pod, StorageClass
 from kubesched.objects.parse import parse_csidriver
@@ -488,9 +488,9 @@ def test_in_tree_pv_translation(annotation: str, labels: dict[str, str], want: S
 
 def test_invalid_args_and_factory() -> None:
     handle = FrameworkHandle.for_nodes([node("n")], [], MemoryObjects())
-    with pytest.raises(PluginError):
+    with pytest.raises(ConfigError):
         VolumeBinding(handle, VolumeBindingArgs(bind_timeout_seconds=-1))
-    with pytest.raises(PluginError):
+    with pytest.raises(ConfigError):
         volumebinding.new(object(), handle)
     assert volumebinding.new(None, handle).args == VolumeBindingArgs()
 
