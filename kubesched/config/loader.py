@@ -105,7 +105,11 @@ def _load_yaml(text: str, file: str) -> Any:
     except _DuplicateKey as e:
         raise ConfigError(str(e), file=file) from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"invalid YAML: {e}", file=file) from None
+        # One line (the CLI prints one line per error): str(e) spans several lines.
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(e, "problem", None) or " ".join(str(e).split())
+        raise ConfigError(f"invalid YAML{where}: {problem}", file=file) from None
 
 
 class _DuplicateKey(Exception):

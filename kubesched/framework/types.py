@@ -299,10 +299,9 @@ class NodeInfo:
                     self.used_ports.add(port.host_ip, port.protocol, port.host_port)
                 else:
                     self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
+        # updatePVCRefCounts: only persistentVolumeClaim volumes (not generic ephemeral ones).
         for vol in pod.volumes:
             claim = vol.claim_name
-            if vol.kind == "ephemeral":
-                claim = f"{pod.name}-{vol.name}"
             if claim:
                 key = f"{pod.namespace}/{claim}"
                 n = self.pvc_ref_counts.get(key, 0) + sign

@@ -7,6 +7,7 @@ Every parser takes the raw mapping and raises :class:`FieldError` naming the fie
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -118,6 +119,9 @@ def _bool(raw: Any, path: str, default: bool = False) -> bool:
     return raw
 
 
+_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})")
+
+
 def parse_time(raw: Any, path: str) -> float | None:
     """RFC 3339 timestamp -> seconds since the epoch."""
     if raw is None:
@@ -125,14 +129,14 @@ def parse_time(raw: Any, path: str) -> float | None:
     if isinstance(raw, _dt.datetime):  # YAML may already have parsed it
         dt = raw if raw.tzinfo else raw.replace(tzinfo=_dt.UTC)
         return dt.timestamp()
-    if not isinstance(raw, str):
+    # metav1.Time.UnmarshalJSON: time.Parse(time.RFC3339, s); fromisoformat alone would also
+    # take a bare date, a blank instead of "T" or a missing offset.
+    if not isinstance(raw, str) or _RFC3339.fullmatch(raw) is None:
         raise FieldError(path, f"must be an RFC 3339 timestamp, got {raw!r}")
     try:
         dt = _dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
         raise FieldError(path, f"must be an RFC 3339 timestamp, got {raw!r}") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=_dt.UTC)
     return dt.timestamp()
 
 
@@ -158,7 +162,9 @@ def _with_path(fn: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
 def parse_meta(raw: Raw, *, namespaced: bool) -> ObjectMeta:
     md = _map(raw.get("metadata"), "metadata")
     name = md.get("name")
-    if not isinstance(name, str) or not name:
+    if name is not None and not isinstance(name, str):
+        raise FieldError("metadata.name", f"must be a string, got {type(name).__name__}")
+    if not name:
         raise FieldError("metadata.name", "Required value: name is required")
     namespace = _str(md.get("namespace"), "metadata.namespace", "default" if namespaced else "")
     if not namespaced:

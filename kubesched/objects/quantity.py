@@ -119,19 +119,19 @@ def _ceil_away(q: Fraction) -> int:
     return math.ceil(q) if q >= 0 else -math.ceil(-q)
 
 
-def _saturate(v: int) -> int:
+def saturate(v: int) -> int:
     # Go would overflow int64 here; saturating keeps int64 columns (numpy) safe.
     return _INT64_MAX if v > _INT64_MAX else _INT64_MIN if v < _INT64_MIN else v
 
 
 def milli_value(q: Fraction) -> int:
     """resource.Quantity.MilliValue: value × 1000, rounded up (away from zero)."""
-    return _saturate(_ceil_away(q * 1000))
+    return saturate(_ceil_away(q * 1000))
 
 
 def base_value(q: Fraction) -> int:
     """resource.Quantity.Value: the value in base units, rounded up (away from zero)."""
-    return _saturate(_ceil_away(q))
+    return saturate(_ceil_away(q))
 
 
 def scheduler_units(resource_name: str, q: Fraction) -> int:

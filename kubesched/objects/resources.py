@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 
 from kubesched.objects.model import Container
-from kubesched.objects.quantity import scheduler_units
+from kubesched.objects.quantity import saturate, scheduler_units
 
 # pkg/scheduler/util/pod_resources.go
 DEFAULT_MILLI_CPU_REQUEST = 100
@@ -127,7 +127,7 @@ def compute_pod_resources(
         if "memory" in overhead:
             nz_mem += scheduler_units("memory", overhead["memory"])
     score = pod_requests(containers, init_containers, overhead, non_missing=True)
-    return to_units(requests), nz_cpu, nz_mem, to_units(score)
+    return to_units(requests), saturate(nz_cpu), saturate(nz_mem), to_units(score)
 
 
 def is_extended_resource_name(name: str) -> bool:
