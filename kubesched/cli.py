@@ -59,9 +59,11 @@ def _load_config(config: str | None) -> Any:
 @click.option("--seed", type=int, default=None, help="Seed for random tie-breaks.")
 @click.option("--trace", "trace", type=click.Path(), help="Write the conformance trace (JSON) here.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--explain", "explain", metavar="NAMESPACE/POD",
+              help="Also print, for this pod, every node x plugin: filter verdict and reason, weighted scores, total.")
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
-             output: str) -> None:
+             output: str, explain: str | None) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps)."""
     from kubesched.objects import load_manifests
     from kubesched.simulation import Simulator
@@ -78,6 +80,10 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     last: dict[str, Any] = {}
     for step in result.steps:
         last[step.attempt.pod.key] = step
+    if explain is not None:
+        _explain(result, explain, [n.name for n in objs.nodes], output)
+        if output == "json":
+            return
     if output == "json":
         out = {
             "placements": result.final,
@@ -111,6 +117,54 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     bound = sum(1 for s in last.values() if s.attempt.outcome == "Scheduled")
     console.print(f"{bound} bound, {len(last) - bound} unschedulable, {len(result.skipped)} not attempted, "
                   f"{len(result.deleted)} preempted")
+
+
+def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> None:
+    """Every node x plugin for each attempt of one pod: the trace's data as a table."""
+    from kubesched.simulation import step_to_json
+
+    key = pod_key if "/" in pod_key else f"default/{pod_key}"
+    steps = [s for s in result.steps if s.attempt.pod.key == key]
+    if not steps:
+        why = result.skipped.get(key, "it is not a pending pod of this simulation")
+        raise KubeschedError(f"--explain {pod_key}: no scheduling attempt for {key}: {why}")
+    if output == "json":
+        click.echo(json.dumps({"explain": key, "attempts": [step_to_json(s) for s in steps]}, indent=1))
+        return
+    console = Console()
+    for step in steps:
+        data = step_to_json(step)
+        plugins: list[str] = []
+        for per_node in data["scores"].values():
+            for name in per_node:
+                if name not in plugins:
+                    plugins.append(name)
+        outcome = f"{data['outcome']} on {data['node']}" if data["node"] else data["outcome"]
+        table = Table(title=f"{key}, attempt {data['attempt']}: {outcome}")
+        table.add_column("node")
+        table.add_column("filter", overflow="fold")
+        for name in plugins:
+            table.add_column(name, justify="right")
+        table.add_column("total", justify="right")
+        feasible = set(data["feasible"])
+        for node in sorted(node_names):
+            if node in data["failures"]:
+                f = data["failures"][node]
+                verdict = f"[red]{f['plugin'] or 'PreFilterResult'}[/red]: {', '.join(f['reasons'])}"
+            elif node in feasible:
+                verdict = "[green]feasible[/green]"
+            else:
+                verdict = "[dim]not evaluated[/dim]"
+            scores = data["scores"].get(node, {})
+            cells = [str(scores[name]) if name in scores else "" for name in plugins]
+            total = data["total"].get(node)
+            mark = " *" if node == data["node"] else ""
+            table.add_row(node + mark, verdict, *cells, "" if total is None else str(total))
+        console.print(table)
+        if data["message"]:
+            console.print(data["message"])
+        if data["victims"]:
+            console.print(f"preempted: {', '.join(data['victims'])} (nominated {data['nominatedNode']})")
 
 
 @main.command()

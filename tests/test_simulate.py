@@ -67,3 +67,28 @@ def test_config_validate_names_the_field_path(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["config", "validate", str(f)])
     assert r.exit_code == 2
     assert "profiles[0].pluginConfig[0].args.scoringStrategy.type" in r.output
+
+
+def test_explain_shows_every_node_with_its_verdict() -> None:
+    r = CliRunner().invoke(main, ["simulate", str(EXAMPLE), "--deterministic", "--explain", "shop/frontend-2"],
+                           env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "TaintToleration: node(s) had untolerated taint {dedicated: ml}" in r.output
+    assert "NodeUnschedulable: node(s) were unschedulable" in r.output
+    assert "node-b1 *" in r.output
+
+
+def test_explain_json_has_the_trace_of_each_attempt() -> None:
+    r = CliRunner().invoke(main, ["simulate", str(EXAMPLE), "--deterministic", "-o", "json", "--explain", "shop/frontend-1"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    step = data["attempts"][0]
+    assert step["node"] == "node-a1"
+    assert set(step["scores"]) == {"node-a1", "node-b1"}
+    assert step["total"]["node-a1"] == sum(step["scores"]["node-a1"].values())
+
+
+def test_explain_of_an_unknown_pod_exits_2() -> None:
+    r = CliRunner().invoke(main, ["simulate", str(EXAMPLE), "--explain", "shop/nope"])
+    assert r.exit_code == 2
+    assert "no scheduling attempt for shop/nope" in r.output
