@@ -1,9 +1,24 @@
-"""In-memory scheduling benchmarks shaped like kube-scheduler's scheduler_perf workloads.
+"""In-memory scheduling benchmarks shaped like kube-scheduler's scheduler_perf workloads
+(test/integration/scheduler_perf/config/performance-config.yaml).
 
-``basic`` is SchedulingBasic: nodes with cpu 4, memory 32Gi, 110 pods, spread round-robin
-over 3 zones; pods with one container requesting cpu 100m and memory 500Mi; the default
-profile and percentageOfNodesToScore. Throughput counts scheduling attempts (the whole
-cycle: filter, score, reserve, bind) per wall-clock second.
+Every workload runs the default profile and percentageOfNodesToScore over nodes with cpu 4,
+memory 32Gi and 110 pods, spread round-robin over 3 zones (``zone1..zone3``) and labelled
+with their hostname. *Running* pods are bound to their nodes before the clock starts (added
+to the cache directly, never scheduled); only the *measured* pods are scheduled, and
+throughput counts their scheduling attempts (the whole cycle: filter, score, reserve, bind)
+per wall-clock second. After the run every workload checks that each measured pod was bound,
+that no node is over capacity, and its own placement rule:
+
+- ``basic`` (SchedulingBasic): plain pods (cpu 100m, memory 500Mi).
+- ``affinity`` (SchedulingNodeAffinity): measured pods require ``zone In [zone1, zone2]``
+  and prefer (weight 1) ``foo In [bar]``, which every other node carries; each must land in
+  zone1 or zone2.
+- ``antiaffinity`` (SchedulingPodAntiAffinity): running pods in namespace sched-0, measured
+  pods in sched-1, all labelled color=green with a required anti-affinity to color=green per
+  hostname over both namespaces; no two such pods may share a node.
+- ``spread`` (TopologySpreading): plain running pods; measured pods labelled color=blue with
+  a zone topology spread constraint (maxSkew 1, DoNotSchedule) over color=blue; the final
+  zone skew of blue pods must be at most 1.
 """
 
 from __future__ import annotations
@@ -11,6 +26,8 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,10 +38,14 @@ from kubesched._runtime.handle import FrameworkHandle, Nominator
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
+from kubesched.errors import KubeschedError
 from kubesched.objects import Node, ObjectMeta, Pod
-from kubesched.objects.parse import parse_node, parse_pod
+from kubesched.objects.parse import parse_namespace, parse_node, parse_pod
 from kubesched.plugins.registry import REGISTRY
 from kubesched.scheduler import Scheduler
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
 
 
 @dataclass(slots=True)
@@ -36,6 +57,7 @@ class BenchResult:
     latencies: list[float]
     bound: int
     problems: list[str] = field(default_factory=list)
+    init_pods: int = 0
 
     @property
     def ok(self) -> bool:
@@ -49,17 +71,22 @@ class BenchResult:
         return float(np.percentile(np.asarray(self.latencies), q)) * 1000 if self.latencies else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"workload": self.workload, "nodes": self.nodes, "pods": self.pods, "seconds": round(self.seconds, 3),
-                "pods_per_second": round(self.pods_per_second, 1), "p50_ms": round(self.percentile(50), 3),
-                "p99_ms": round(self.percentile(99), 3), "bound": self.bound, "problems": self.problems}
+        return {"workload": self.workload, "nodes": self.nodes, "init_pods": self.init_pods, "pods": self.pods,
+                "seconds": round(self.seconds, 3), "pods_per_second": round(self.pods_per_second, 1),
+                "p50_ms": round(self.percentile(50), 3), "p99_ms": round(self.percentile(99), 3),
+                "bound": self.bound, "problems": self.problems}
 
     def summary(self) -> str:
-        return (f"workload={self.workload} nodes={self.nodes} pods={self.pods} bound={self.bound}\n"
+        return (f"workload={self.workload} nodes={self.nodes} running pods={self.init_pods} "
+                f"measured pods={self.pods} bound={self.bound}\n"
                 f"throughput: {self.pods_per_second:.1f} pods/s ({self.seconds:.2f} s)\n"
                 f"scheduling attempt latency: p50 {self.percentile(50):.3f} ms, p99 {self.percentile(99):.3f} ms")
 
 
-def basic_nodes(n: int) -> list[Node]:
+# ----------------------------------------------------------------------------- objects
+def basic_nodes(n: int, *, foo_every: int = 0) -> list[Node]:
+    """Nodes of node-default.yaml, zones round-robin; with ``foo_every`` > 0, every
+    ``foo_every``-th node also carries ``foo=bar``."""
     template = parse_node({
         "apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-0"},
         "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
@@ -67,32 +94,173 @@ def basic_nodes(n: int) -> list[Node]:
     out = []
     for i in range(n):
         name = f"node-{i}"
-        labels = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"zone{i % 3 + 1}"}
+        labels = {HOSTNAME: name, ZONE: f"zone{i % 3 + 1}"}
+        if foo_every and i % foo_every == 0:
+            labels["foo"] = "bar"
         out.append(dataclasses.replace(template, meta=ObjectMeta(name=name, labels=labels)))
     return out
 
 
-def basic_pods(n: int, prefix: str = "pod") -> list[Pod]:
-    template = parse_pod({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-        "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.9",
-                                 "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]},
-    })
+_CONTAINERS = [{"name": "pause", "image": "registry.k8s.io/pause:3.9",
+                "ports": [{"containerPort": 80}],
+                "resources": {"requests": {"cpu": "100m", "memory": "500Mi"},
+                              "limits": {"cpu": "100m", "memory": "500Mi"}}}]
+
+
+def _pods(spec: dict[str, Any], labels: dict[str, str], n: int, prefix: str, namespace: str,
+          start: int = 0) -> list[Pod]:
+    """``n`` copies of one pod template (parsed once), differing in name, uid and creation time."""
+    template = parse_pod({"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": "p", "namespace": namespace, "labels": labels},
+                          "spec": {"containers": _CONTAINERS, **spec}})
     base = 1704067200.0
-    return [dataclasses.replace(template, meta=ObjectMeta(name=f"{prefix}-{i}", namespace="default", uid=f"{prefix}-uid-{i}",
-                                                          creation_timestamp=base + i)) for i in range(n)]
+    return [dataclasses.replace(template, meta=ObjectMeta(
+        name=f"{prefix}-{i}", namespace=namespace, uid=f"{namespace}-{prefix}-uid-{i}", labels=dict(labels),
+        creation_timestamp=base + start + i)) for i in range(n)]
 
 
-def run_bench(workload: str, num_nodes: int, num_pods: int, *, seed: int = 1) -> BenchResult:
-    if workload != "basic":
-        raise ValueError(f"unknown workload {workload!r}")
+def basic_pods(n: int, prefix: str = "pod", namespace: str = "default") -> list[Pod]:
+    """pod-default.yaml: one container requesting cpu 100m and memory 500Mi."""
+    return _pods({}, {}, n, prefix, namespace)
+
+
+def node_affinity_pods(n: int, prefix: str = "node-affinity") -> list[Pod]:
+    spec = {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone1", "zone2"]}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}}],
+    }}}
+    return _pods(spec, {}, n, prefix, "default", start=1_000_000)
+
+
+ANTI_AFFINITY_NAMESPACES = ("sched-0", "sched-1")
+
+
+def anti_affinity_pods(n: int, namespace: str, prefix: str = "anti-affinity-pod", start: int = 0) -> list[Pod]:
+    """pod-with-pod-anti-affinity.yaml, with the term over both benchmark namespaces."""
+    spec = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": HOSTNAME,
+         "namespaces": list(ANTI_AFFINITY_NAMESPACES)}]}}}
+    return _pods(spec, {"color": "green"}, n, prefix, namespace, start=start)
+
+
+def spreading_pods(n: int, prefix: str = "spreading-pod") -> list[Pod]:
+    """pod-with-topology-spreading.yaml with maxSkew 1."""
+    spec = {"topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"color": "blue"}}}]}
+    return _pods(spec, {"color": "blue"}, n, prefix, "default", start=1_000_000)
+
+
+def bind_spread(pods: list[Pod], nodes: list[Node]) -> list[Pod]:
+    """Running pods, bound evenly over the nodes (distinct nodes while there are fewer pods
+    than nodes)."""
+    n, m = len(nodes), len(pods)
+    out = []
+    for i, p in enumerate(pods):
+        j = i * n // m if m <= n else i % n
+        out.append(dataclasses.replace(p, node_name=nodes[j].meta.name, phase="Running"))
+    return out
+
+
+# ----------------------------------------------------------------------------- workloads
+@dataclass(slots=True)
+class Setup:
+    nodes: list[Node]
+    running: list[Pod]
+    measured: list[Pod]
+    namespaces: tuple[str, ...] = ()
+    # (cache, measured pod key -> node) -> problems
+    check: Callable[[Cache, dict[str, str]], list[str]] | None = None
+
+
+def _zone_of(cache: Cache, node: str) -> str:
+    ni = cache.node_infos[node]
+    assert ni.node is not None
+    return ni.node.meta.labels.get(ZONE, "")
+
+
+def _setup_basic(num_nodes: int, num_pods: int, num_init: int) -> Setup:
     nodes = basic_nodes(num_nodes)
-    pods = basic_pods(num_pods)
+    return Setup(nodes, bind_spread(basic_pods(num_init, "init-pod"), nodes) if num_init else [],
+                 basic_pods(num_pods))
+
+
+def _setup_affinity(num_nodes: int, num_pods: int, num_init: int) -> Setup:
+    nodes = basic_nodes(num_nodes, foo_every=2)
+
+    def check(cache: Cache, placed: dict[str, str]) -> list[str]:
+        bad = [k for k, n in placed.items() if _zone_of(cache, n) not in ("zone1", "zone2")]
+        return [f"{len(bad)} pods outside zone1/zone2 (e.g. {bad[0]} on {placed[bad[0]]})"] if bad else []
+
+    return Setup(nodes, bind_spread(basic_pods(num_init, "init-pod"), nodes), node_affinity_pods(num_pods),
+                 check=check)
+
+
+def _setup_antiaffinity(num_nodes: int, num_pods: int, num_init: int) -> Setup:
+    nodes = basic_nodes(num_nodes)
+
+    def check(cache: Cache, placed: dict[str, str]) -> list[str]:
+        per_node = Counter(cache.node_of(pi.pod) for ni in cache.node_infos.values() for pi in ni.pods
+                           if pi.pod.labels.get("color") == "green")
+        crowded = [n for n, c in per_node.items() if c > 1]
+        return [f"{len(crowded)} nodes run more than one color=green pod (e.g. {crowded[0]})"] if crowded else []
+
+    running = bind_spread(anti_affinity_pods(num_init, "sched-0"), nodes)
+    return Setup(nodes, running, anti_affinity_pods(num_pods, "sched-1", start=1_000_000),
+                 namespaces=ANTI_AFFINITY_NAMESPACES, check=check)
+
+
+def _setup_spread(num_nodes: int, num_pods: int, num_init: int) -> Setup:
+    nodes = basic_nodes(num_nodes)
+
+    def check(cache: Cache, placed: dict[str, str]) -> list[str]:
+        zones = Counter(_zone_of(cache, n) for n in placed.values())
+        counts = [zones.get(f"zone{z}", 0) for z in range(1, min(num_nodes, 3) + 1)]
+        skew = max(counts) - min(counts)
+        return [f"zone skew of color=blue pods is {skew} ({counts})"] if skew > 1 else []
+
+    return Setup(nodes, bind_spread(basic_pods(num_init, "init-pod"), nodes), spreading_pods(num_pods), check=check)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    setup: Callable[[int, int, int], Setup]
+    pods: int  # default measured pods
+    init_pods: int  # default running pods
+
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("basic", _setup_basic, 10000, 0),
+    Workload("affinity", _setup_affinity, 1000, 5000),
+    Workload("antiaffinity", _setup_antiaffinity, 1000, 1000),
+    Workload("spread", _setup_spread, 2000, 5000),
+)}
+
+
+def run_bench(workload: str, num_nodes: int, num_pods: int | None = None, *, init_pods: int | None = None,
+              seed: int = 1) -> BenchResult:
+    """Build the workload, bind its running pods, then schedule the measured pods one by one."""
+    w = WORKLOADS.get(workload)
+    if w is None:
+        raise KubeschedError(f"unknown workload {workload!r}: want one of {', '.join(WORKLOADS)}")
+    num_pods = w.pods if num_pods is None else num_pods
+    num_init = w.init_pods if init_pods is None else init_pods
+    if num_nodes < 1 or num_pods < 0 or num_init < 0:
+        raise KubeschedError(f"want at least one node and no negative pod count, got nodes={num_nodes} "
+                             f"pods={num_pods} init pods={num_init}")
+    setup = w.setup(num_nodes, num_pods, num_init)
     cache = Cache(num_nodes)
-    cache.add_nodes(nodes)
+    cache.add_nodes(setup.nodes)
+    for p in setup.running:
+        cache.add_pod(p)
     nominator = Nominator()
     rng = random.Random(seed)
-    objects = MemoryObjects(pods=pods)
+    namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+                  for ns in ("default", *setup.namespaces)]
+    objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces)
     cfg = default_configuration()
     profile = cfg.profiles[0]
     handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng)
@@ -100,23 +268,24 @@ def run_bench(workload: str, num_nodes: int, num_pods: int, *, seed: int = 1) ->
     sched = Scheduler({profile.scheduler_name: fwk}, cache, nominator, rng=rng,
                       percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0)
     latencies: list[float] = []
-    bound = 0
+    placed: dict[str, str] = {}
     problems: list[str] = []
     clock = time.perf_counter
     start = clock()
-    for pod in pods:
+    for pod in setup.measured:
         t0 = clock()
         a = sched.schedule_one(pod)
         latencies.append(clock() - t0)
-        if a.outcome == "Scheduled":
-            bound += 1
+        if a.outcome == "Scheduled" and a.node is not None:
+            placed[pod.key] = a.node
         elif len(problems) < 5:
             problems.append(f"{pod.key}: {a.message}")
     elapsed = clock() - start
-    t = cache.table
-    size = t.size
+    bound = len(placed)
     if bound != num_pods:
         problems.append(f"{num_pods - bound} pods not bound")
+    t = cache.table
+    size = t.size
     if (t.req_cpu[:size] > t.alloc_cpu[:size]).any() or (t.req_mem[:size] > t.alloc_mem[:size]).any() or (
             t.pod_count[:size] > t.alloc_pods[:size]).any():
         problems.append("a node is over capacity")
@@ -125,4 +294,9 @@ def run_bench(workload: str, num_nodes: int, num_pods: int, *, seed: int = 1) ->
         if ni.requested.milli_cpu != t.req_cpu[ni.index] or len(ni.pods) != t.pod_count[ni.index]:
             problems.append(f"node table out of sync for {ni.name}")
             break
-    return BenchResult(workload, num_nodes, num_pods, elapsed, latencies, bound, problems)
+        if ni.requested.milli_cpu > ni.allocatable.milli_cpu or len(ni.pods) > ni.allocatable.allowed_pod_number:
+            problems.append(f"node {ni.name} is over capacity")
+            break
+    if setup.check is not None and placed:
+        problems.extend(setup.check(cache, placed))
+    return BenchResult(workload, num_nodes, num_pods, elapsed, latencies, bound, problems, len(setup.running))

@@ -1,4 +1,4 @@
-"""The ``kubesched`` command line: simulate | bench | config.
+"""The ``kubesched`` command line: simulate | bench | config | extender.
 
 Every KubeschedError (bad manifest, bad config) ends as one line on stderr and exit code 2,
 never a traceback.
@@ -46,32 +46,55 @@ def main() -> None:
     """kubesched: kube-scheduler v1.30's decisions, in Python."""
 
 
-def _load_config(config: str | None) -> Any:
+def _load_config(config: str | None, policy: str | None = None) -> Any:
     from kubesched.config import default_configuration, load_config
 
+    if config and policy:
+        raise click.UsageError("--config and --policy are mutually exclusive: give one of them")
+    if policy:
+        from kubesched.config.policy import load_policy
+
+        return load_policy(policy)
     return load_config(config) if config else default_configuration()
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file.")
-@click.option("--deterministic", is_flag=True, help="Break ties by the lowest node name; no randomness.")
+@click.option("--policy", "policy", type=click.Path(),
+              help="Legacy scheduler Policy file (kind: Policy, JSON or YAML), translated as kube-scheduler v1.21 did.")
+@click.option("--deterministic", is_flag=True,
+              help="The conformance procedure: pods in queue order, each attempted once (retried at once after a "
+                   "preemption), ties broken by the lowest node name, victims deleted at once. Without it, the "
+                   "scheduling queue runs on a virtual clock (backoff, requeue on events, graceful termination).")
+@click.option("--timeline", is_flag=True, help="Print the events (Scheduled, FailedScheduling, Preempted, "
+                                              "Nominated) with their simulated times.")
 @click.option("--seed", type=int, default=None, help="Seed for random tie-breaks.")
 @click.option("--trace", "trace", type=click.Path(), help="Write the conformance trace (JSON) here.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
+              help="Register an out-of-tree plugin factory (repeatable); entry points in group kubesched.plugins "
+                   "are loaded too.")
 @click.option("--explain", "explain", metavar="NAMESPACE/POD",
               help="Also print, for this pod, every node x plugin: filter verdict and reason, weighted scores, total.")
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
-             output: str, explain: str | None) -> None:
+             output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
+             timeline: bool = False) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps)."""
+    from kubesched._runtime.registry import full_registry
     from kubesched.objects import load_manifests
     from kubesched.simulation import Simulator
+    from kubesched.timeline import TimelineResult, TimelineSimulator
 
-    cfg = _load_config(config)
+    registry = full_registry(plugins)
+    cfg = _load_config(config, policy)
     objs = load_manifests(paths)
-    sim = Simulator(objs, cfg, deterministic=deterministic, seed=seed)
-    result = sim.run()
+    if deterministic:
+        result = Simulator(objs, cfg, deterministic=True, seed=seed, registry=registry).run()
+    else:
+        result = TimelineSimulator(objs, cfg, seed=seed, registry=registry).run()
+    timed = result if isinstance(result, TimelineResult) else None
     if trace:
         try:
             Path(trace).write_text(json.dumps(result.trace(), indent=1) + "\n")
@@ -85,13 +108,19 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
         if output == "json":
             return
     if output == "json":
-        out = {
+        out: dict[str, Any] = {
             "placements": result.final,
             "unschedulable": {k: s.attempt.message for k, s in last.items() if s.attempt.outcome != "Scheduled"},
             "preempted": result.deleted,
             "skipped": result.skipped,
             "steps": [s for s in result.trace()["steps"]],
         }
+        if timed is not None:
+            out["pending"] = timed.pending
+            out["timeline"] = [{**e.as_dict(), "time": round(e.time - timed.start, 3)} for e in timed.events]
+            out["simulatedSeconds"] = round(timed.end - timed.start, 3)
+            profile = cfg.profiles[0].scheduler_name
+            out["metrics"] = timed.metrics.as_dict(profile)
         click.echo(json.dumps(out, indent=1))
         return
     console = Console()
@@ -114,6 +143,15 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     for key in result.deleted:
         table.add_row(key, "[magenta]deleted[/magenta]", "preemption victim")
     console.print(table)
+    if timeline and timed is not None:
+        tl = Table(title="timeline (simulated seconds from the first arrival)")
+        tl.add_column("t", justify="right")
+        tl.add_column("event")
+        tl.add_column("pod")
+        tl.add_column("message", overflow="fold")
+        for ev in timed.events:
+            tl.add_row(f"{ev.time - timed.start:.1f}", ev.reason, ev.pod, ev.message)
+        console.print(tl)
     bound = sum(1 for s in last.values() if s.attempt.outcome == "Scheduled")
     console.print(f"{bound} bound, {len(last) - bound} unschedulable, {len(result.skipped)} not attempted, "
                   f"{len(result.deleted)} preempted")
@@ -169,16 +207,25 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
 
 @main.command()
 @click.option("--nodes", type=int, default=5000, show_default=True)
-@click.option("--pods", type=int, default=10000, show_default=True)
-@click.option("--workload", type=click.Choice(["basic"]), default="basic", show_default=True)
+@click.option("--pods", type=int, default=None,
+              help="Measured pods (scheduled and timed). [default: basic 10000, affinity 1000, antiaffinity 1000, "
+                   "spread 2000]")
+@click.option("--init-pods", "init_pods", type=int, default=None,
+              help="Running pods, bound before the clock starts. [default: basic 0, affinity 5000, "
+                   "antiaffinity 1000, spread 5000]")
+@click.option("--workload", type=click.Choice(["basic", "affinity", "antiaffinity", "spread"]), default="basic",
+              show_default=True,
+              help="basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
+                   "SchedulingPodAntiAffinity; spread: TopologySpreading (scheduler_perf shapes).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
 @_guard
-def bench(nodes: int, pods: int, workload: str, seed: int, output: str) -> None:
-    """Scheduling throughput on a scheduler_perf-shaped workload, in memory."""
+def bench(nodes: int, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str) -> None:
+    """Scheduling throughput on a scheduler_perf-shaped workload, in memory; exits 2 when a
+    pod was not bound or placed against the workload's rule."""
     from kubesched.bench import run_bench
 
-    res = run_bench(workload, nodes, pods, seed=seed)
+    res = run_bench(workload, nodes, pods, init_pods=init_pods, seed=seed)
     if output == "json":
         click.echo(json.dumps(res.as_dict(), indent=1))
     else:
@@ -203,6 +250,22 @@ def print_defaults() -> None:
     click.echo(yaml.safe_dump(dump_config(default_configuration()), sort_keys=False), nl=False)
 
 
+@config.command("convert-policy")
+@click.argument("file", type=click.Path())
+@_guard
+def convert_policy(file: str) -> None:
+    """Print the KubeSchedulerConfiguration equivalent to the legacy scheduler Policy FILE."""
+    import yaml
+
+    from kubesched.config import dump_config
+    from kubesched.config.policy import load_policy_translation
+
+    translation = load_policy_translation(file)
+    for note in translation.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(yaml.safe_dump(dump_config(translation.config), sort_keys=False), nl=False)
+
+
 @config.command("validate")
 @click.argument("file", type=click.Path())
 @_guard
@@ -217,6 +280,31 @@ def validate(file: str) -> None:
     for profile in cfg.profiles:
         build_framework(profile, REGISTRY, FrameworkHandle.for_nodes([]))
     click.echo(f"{file}: valid ({len(cfg.profiles)} profile(s))")
+
+
+@main.group()
+def extender() -> None:
+    """Run HTTP scheduler extenders written with kubesched.extender.server."""
+
+
+@extender.command("serve")
+@click.argument("target", metavar="MODULE:APP")
+@click.option("--port", type=int, required=True, help="Port to listen on.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--certfile", type=click.Path(exists=True, dir_okay=False), help="Serve HTTPS with this certificate.")
+@click.option("--keyfile", type=click.Path(exists=True, dir_okay=False), help="Private key of --certfile.")
+@click.option("--client-ca", type=click.Path(exists=True, dir_okay=False),
+              help="Require client certificates signed by this CA.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
+              show_default=True)
+@_guard
+def extender_serve(target: str, port: int, host: str, certfile: str | None, keyfile: str | None,
+                   client_ca: str | None, log_level: str) -> None:
+    """Serve the extender app MODULE:APP (or path/to/file.py:APP) with uvicorn."""
+    from kubesched.extender.server import load_app, serve
+
+    serve(load_app(target), host=host, port=port, certfile=certfile, keyfile=keyfile, client_ca=client_ca,
+          log_level=log_level)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
 from kubesched._cache import Cache
 from kubesched._runtime.framework import Framework, ScoreResult
-from kubesched._runtime.handle import Nominator
+from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import KubeschedError
 from kubesched.framework import (
     NOMINATING_OVERRIDE,
@@ -30,6 +32,8 @@ from kubesched.framework import (
     PodInfo,
     Status,
 )
+from kubesched.framework.handle import PodNominator
+from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.fiterror import fit_error_message
 
@@ -38,6 +42,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 EVENT_MESSAGE_LIMIT = 1024
+_NAME = attrgetter("name")
+_INDEX = attrgetter("index")
 
 
 def truncate_message(message: str) -> str:
@@ -71,7 +77,7 @@ class Attempt:
     """One scheduling attempt of one pod: its decision and the data behind it."""
 
     pod: Pod
-    outcome: str = "Unschedulable"  # Scheduled | Unschedulable | Error
+    outcome: str = "Unschedulable"  # Scheduled | Unschedulable | Error | Assumed | Waiting (in flight)
     node: str | None = None
     feasible: list[str] = field(default_factory=list)
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
@@ -81,6 +87,12 @@ class Attempt:
     victims: list[Pod] = field(default_factory=list)
     num_all_nodes: int = 0
     error: str | None = None
+    # Carried from the scheduling cycle to the binding cycle.
+    framework: Framework | None = field(default=None, repr=False)
+    state: CycleState | None = field(default=None, repr=False)
+    assumed: Pod | None = field(default=None, repr=False)
+    host: str = ""
+    waiting: WaitingPod | None = field(default=None, repr=False)
 
     @property
     def failures(self) -> dict[str, Status]:
@@ -98,7 +110,7 @@ class Scheduler:
         self,
         profiles: Mapping[str, Framework],
         cache: Cache,
-        nominator: Nominator,
+        nominator: PodNominator,
         *,
         deterministic: bool = False,
         rng: random.Random | None = None,
@@ -118,6 +130,7 @@ class Scheduler:
         self._set_nominated = set_nominated_node
         self.clock = clock
         self.victims: list[Pod] = []  # filled by the deleter during a cycle
+        self._rows_cache: tuple[Sequence[NodeInfo], IntArray] | None = None
 
     # ------------------------------------------------------------------ helpers
     def framework_for(self, pod: Pod) -> Framework | None:
@@ -141,7 +154,7 @@ class Scheduler:
 
     # ------------------------------------------------------------------ filtering
     def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                                     nodes: list[NodeInfo]) -> list[NodeInfo]:
+                                     nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         """findNodesThatPassFilters, evaluated serially from nextStartNodeIndex and stopping
         at the k-th feasible node. Batch filters decide pass/fail over all candidates at
         once; the per-node filters then give the exact status of each rejected node."""
@@ -155,42 +168,37 @@ class Scheduler:
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(k, n))]
         batch, per_node = fwk.batch_filters(state)
-        order = nodes[start:] + nodes[:start] if start else nodes
+        order = [*nodes[start:], *nodes[:start]] if start else nodes
         nominated = self.nominator
         has_nominated = bool(nominated)
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
         if not per_node and not has_nominated:
             table = self.cache.table
-            rows = np.fromiter((ni.index for ni in order), np.int64, n)
+            rows = self._rows(nodes, start)
+            # Per batch plugin: (codes, statuses) from filter_batch_status, when it has one.
+            coded: list[tuple[IntArray, Sequence[Status | None]] | None] = []
             if not batch:
                 ok = np.ones(n, np.bool_)
                 masks = np.ones((0, n), np.bool_)
             else:
                 masks = np.empty((len(batch), n), np.bool_)
-                for j, (_, fb) in enumerate(batch):
-                    masks[j] = fb(state, pod, table, rows)
-                ok = masks.all(axis=0)
+                for j, (_, fb, fsb) in enumerate(batch):
+                    if fsb is not None:
+                        codes, table_statuses = fsb(state, pod, table, rows)
+                        masks[j] = codes == 0
+                        coded.append((codes, table_statuses))
+                    else:
+                        masks[j] = fb(state, pod, table, rows)
+                        coded.append(None)
+                ok = np.logical_and.reduce(masks, axis=0)
             cum = np.cumsum(ok)
             total_ok = int(cum[-1])
             cutoff = n if total_ok < k else int(np.searchsorted(cum, k)) + 1
-            for pos in np.flatnonzero(ok[:cutoff]).tolist():
-                feasible.append(order[pos])
+            feasible = [order[pos] for pos in np.flatnonzero(ok[:cutoff]).tolist()]
             failing = np.flatnonzero(~ok[:cutoff])
             if failing.size:
-                # The first plugin whose batch rejected the node is the one RunFilterPlugins
-                # stops at (batch == per-node); only its per-node filter builds the status.
-                first = np.argmin(masks[:, failing], axis=0).tolist()
-                for pos, j in zip(failing.tolist(), first, strict=True):
-                    ni = order[pos]
-                    s = fwk.run_filter_plugin(batch[j][0], state, pod, ni)
-                    if s is None or s.code == Code.SUCCESS:
-                        raise ScheduleError(f"batch and per-node filter {batch[j][0].name} disagree for pod {pod.key} "
-                                            f"on node {ni.name}")
-                    if s.code == Code.ERROR:
-                        raise ScheduleError(s.message)
-                    statuses[ni.name] = s
-                    diagnosis.add_plugin_status(s)
+                self._rejected_statuses(fwk, state, pod, diagnosis, order, rows, batch, coded, masks, failing)
             return feasible
         # General path: nominated pods or per-node-only (user) filter plugins.
         for ni in order:
@@ -206,9 +214,62 @@ class Scheduler:
             diagnosis.add_plugin_status(s)
         return feasible
 
+    def _rows(self, nodes: Sequence[NodeInfo], start: int) -> IntArray:
+        """The table rows of ``nodes`` rotated to start at ``start``. The rows of the
+        snapshot's node list are kept until that list is replaced (a node added, updated
+        or removed)."""
+        cached = self._rows_cache
+        if cached is not None and cached[0] is nodes:
+            base = cached[1]
+        else:
+            base = np.fromiter(map(_INDEX, nodes), np.int64, len(nodes))
+            if nodes is self.cache.snapshot.list():
+                self._rows_cache = (nodes, base)
+        return np.concatenate((base[start:], base[:start])) if start else base
+
+    def _rejected_statuses(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                           order: Sequence[NodeInfo], rows: IntArray, batch: list[tuple[Any, Any, Any]],
+                           coded: list[tuple[IntArray, Sequence[Status | None]] | None], masks: BoolArray,
+                           failing: IntArray) -> None:
+        """The status of every node (position in ``order``) the batch filters rejected: the
+        first plugin whose batch rejected the node is the one RunFilterPlugins stops at
+        (batch == per-node). Its filter_batch_status codes give the status directly;
+        otherwise its per-node filter builds it."""
+        first = np.argmin(masks[:, failing], axis=0)
+        out = np.empty(failing.size, object)
+        for j in np.unique(first).tolist():
+            plugin = batch[j][0]
+            sel = np.flatnonzero(first == j)
+            entry = coded[j] if j < len(coded) else None
+            if entry is not None:
+                codes = entry[0][failing[sel]]
+                wrapped = np.empty(len(entry[1]), object)
+                for c in np.unique(codes).tolist():
+                    s = fwk.wrap_filter_status(plugin, entry[1][c])
+                    if s is None or s.code == Code.SUCCESS:
+                        raise ScheduleError(f"batch and per-node filter {plugin.name} disagree for pod {pod.key}")
+                    if s.code == Code.ERROR:
+                        raise ScheduleError(s.message)
+                    wrapped[c] = s
+                    diagnosis.add_plugin_status(s)
+                out[sel] = wrapped[codes]
+                continue
+            for i in sel.tolist():
+                ni = order[int(failing[i])]
+                s = fwk.run_filter_plugin(plugin, state, pod, ni)
+                if s is None or s.code == Code.SUCCESS:
+                    raise ScheduleError(f"batch and per-node filter {plugin.name} disagree for pod {pod.key} "
+                                        f"on node {ni.name}")
+                if s.code == Code.ERROR:
+                    raise ScheduleError(s.message)
+                out[i] = s
+                diagnosis.add_plugin_status(s)
+        names = self.cache.table.names
+        diagnosis.node_to_status.update(zip([names[r] for r in rows[failing].tolist()], out.tolist(), strict=True))
+
     def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> list[NodeInfo]:
         diagnosis = attempt.diagnosis
-        all_nodes = list(self.cache.snapshot.list())
+        all_nodes = self.cache.snapshot.list()
         pre_res, s, plugins_with_nodes = fwk.run_pre_filter_plugins(state, pod)
         diagnosis.unschedulable_plugins = set(plugins_with_nodes)
         if s is not None and s.code != Code.SUCCESS:
@@ -260,7 +321,7 @@ class Scheduler:
         if attempt.num_all_nodes == 0:
             return None
         feasible = self.find_nodes_that_fit_pod(fwk, state, pod, attempt)
-        attempt.feasible = sorted(ni.name for ni in feasible)
+        attempt.feasible = sorted(map(_NAME, feasible))
         if not feasible:
             return None
         if len(feasible) == 1:
@@ -278,14 +339,26 @@ class Scheduler:
 
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self, pod: Pod) -> Attempt:
-        """One scheduling attempt followed, on success, by the binding cycle."""
+        """One scheduling cycle followed at once, on success, by the binding cycle (unless a
+        Permit plugin made the pod wait: then ``attempt.outcome == "Waiting"``)."""
+        attempt = self.scheduling_cycle(pod)
+        if attempt.outcome == "Assumed":
+            self.binding_cycle(attempt)
+        return attempt
+
+    def scheduling_cycle(self, pod: Pod) -> Attempt:
+        """schedulingCycle: schedulePod, then PostFilter on failure, or assume + Reserve +
+        Permit on success. Outcomes: Unschedulable / Error (failed), Assumed (ready for the
+        binding cycle) or Waiting (held at Permit)."""
         attempt = Attempt(pod)
         fwk = self.framework_for(pod)
         if fwk is None:
             attempt.outcome = "Error"
-            attempt.error = f"profile not found for scheduler name {pod.scheduler_name!r}"
+            attempt.error = attempt.message = f"profile not found for scheduler name {pod.scheduler_name!r}"
             return attempt
         state = CycleState()
+        attempt.framework = fwk
+        attempt.state = state
         self.victims = []
         try:
             chosen = self.schedule_pod(fwk, state, pod, attempt)
@@ -296,7 +369,7 @@ class Scheduler:
         if chosen is None:
             self._handle_fit_error(fwk, state, pod, attempt)
             return attempt
-        return self._assume_reserve_bind(fwk, state, pod, chosen.name, attempt)
+        return self._assume_reserve_permit(fwk, state, pod, chosen.name, attempt)
 
     def _handle_fit_error(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> None:
         d = attempt.diagnosis
@@ -330,30 +403,62 @@ class Scheduler:
             self.nominator.delete(pod)
         return pod
 
-    def _assume_reserve_bind(self, fwk: Framework, state: CycleState, pod: Pod, host: str, attempt: Attempt) -> Attempt:
+    def _assume_reserve_permit(self, fwk: Framework, state: CycleState, pod: Pod, host: str,
+                               attempt: Attempt) -> Attempt:
+        now = self.clock() if self.clock is not None else None
         # The pod's start time stands for the moment the kubelet starts it: bind time here.
         assumed = dataclasses.replace(pod, node_name=host, nominated_node_name="",
-                                      start_time=self.clock() if self.clock is not None else pod.start_time)
+                                      start_time=now if now is not None else pod.start_time)
         self.cache.assume_pod(assumed)
         self.nominator.delete(pod)
+        attempt.assumed = assumed
+        attempt.host = host
         s = fwk.run_reserve_plugins_reserve(state, assumed, host)
-        if s is None or s.is_success():
-            s, _waits = fwk.run_permit_plugins(state, assumed, host)
-        if s is None or s.is_success():
-            s = fwk.run_pre_bind_plugins(state, assumed, host)
+        if s is not None and not s.is_success():
+            return self._fail_after_assume(attempt, s)
+        s, waits = fwk.run_permit_plugins(state, assumed, host)
+        if s is not None and s.code == Code.WAIT:
+            attempt.waiting = fwk.handle.waiting_pods.add(assumed, host, now or 0.0, waits)
+            attempt.outcome = "Waiting"
+            return attempt
+        if s is not None and not s.is_success():
+            return self._fail_after_assume(attempt, s)
+        attempt.outcome = "Assumed"
+        return attempt
+
+    def binding_cycle(self, attempt: Attempt) -> Attempt:
+        """bindingCycle: WaitOnPermit, PreBind, Bind (first non-Skip plugin), PostBind. Any
+        failure runs Unreserve (reverse order), forgets the assumed pod and reports."""
+        fwk, state, assumed, host = attempt.framework, attempt.state, attempt.assumed, attempt.host
+        assert fwk is not None and state is not None and assumed is not None
+        if attempt.waiting is not None:
+            wp = attempt.waiting
+            fwk.handle.waiting_pods.remove(assumed.uid)
+            attempt.waiting = None
+            if wp.result is None or not wp.result.is_success():
+                status = wp.result or Status(Code.UNSCHEDULABLE, ("pod was not allowed by its Permit plugins",))
+                return self._fail_after_assume(attempt, status)
+        s = fwk.run_pre_bind_plugins(state, assumed, host)
         if s is None or s.is_success():
             s = fwk.run_bind_plugins(state, assumed, host)
         if s is not None and not s.is_success():
-            # Any failure after assume: Unreserve (reverse order), forget, report.
-            fwk.run_reserve_plugins_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
-            attempt.outcome = "Unschedulable" if s.is_rejected() else "Error"
-            attempt.diagnosis.node_to_status[host] = s
-            attempt.diagnosis.add_plugin_status(s)
-            attempt.message = truncate_message(fit_error_message(1, {host: s}) if s.is_rejected() else s.message)
-            return attempt
+            return self._fail_after_assume(attempt, s)
         self.cache.finish_binding(assumed)
         fwk.run_post_bind_plugins(state, assumed, host)
         attempt.outcome = "Scheduled"
         attempt.node = host
+        return attempt
+
+    def _fail_after_assume(self, attempt: Attempt, s: Status) -> Attempt:
+        fwk, state, assumed, host = attempt.framework, attempt.state, attempt.assumed, attempt.host
+        assert fwk is not None and state is not None and assumed is not None
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        self.cache.forget_pod(assumed)
+        attempt.outcome = "Unschedulable" if s.is_rejected() else "Error"
+        attempt.diagnosis.node_to_status[host] = s
+        attempt.diagnosis.add_plugin_status(s)
+        # A Reserve/Permit rejection is a FitError over the one selected node.
+        attempt.message = truncate_message(fit_error_message(1, {host: s}) if s.is_rejected() else s.message)
+        if not s.is_rejected():
+            attempt.error = s.message
         return attempt

@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched._cache import Cache
+from kubesched._queue import QueueNominator
 from kubesched._runtime.framework import Framework
-from kubesched._runtime.handle import FrameworkHandle, Nominator
+from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
+from kubesched.errors import ApiError
 from kubesched.framework import PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod
 from kubesched.plugins.registry import REGISTRY, Factory
@@ -83,7 +85,7 @@ class Simulator:
             if p.node_name and not p.is_terminal:
                 self.cache.add_pod(p)
         self.objects = MemoryObjects.from_cluster(objs)
-        self.nominator = Nominator()
+        self.nominator = QueueNominator(pod_lister=self.objects.pod)
         self.current: dict[str, Pod] = {p.uid: p for p in objs.pods}
         self.deleted: set[str] = set()
         self._time = objs.latest_timestamp
@@ -104,11 +106,19 @@ class Simulator:
 
     # ---- cluster actions (what the API server would do)
     def _bind(self, pod: Pod, node: str) -> None:
-        bound = dataclasses.replace(pod, node_name=node, nominated_node_name="")
+        """pods/binding: a pod binds at most once (a second bind is a 409 Conflict)."""
+        cur = self.current.get(pod.uid)
+        if cur is not None and cur.node_name:
+            raise ApiError(f'Operation cannot be fulfilled on pods/binding "{pod.name}": pod {pod.name} is already '
+                           f"assigned to node \"{cur.node_name}\"", status=409)
+        if pod.uid in self.deleted:
+            raise ApiError(f'pods "{pod.name}" not found', status=404)
+        bound = dataclasses.replace(cur or pod, node_name=node, nominated_node_name="", start_time=pod.start_time)
         self.current[pod.uid] = bound
         self.objects.set_pod(bound)
 
     def _delete(self, victim: Pod, reason: str) -> None:
+        """Preemption deletes a victim at once (the trace procedure: no graceful termination)."""
         self.cache.remove_pod(victim)
         self.objects.delete_pod(victim)
         self.nominator.delete(victim)

@@ -12,5 +12,5 @@ def test_all_names_exist_and_are_sorted_uniquely() -> None:
 def test_public_api_is_the_curated_list() -> None:
     public = {n for n in dir(kubesched) if not n.startswith("_")}
     modules = {"bench", "cli", "cluster", "config", "errors", "extender", "framework", "objects", "plugins", "scheduler",
-               "simulation"}
+               "simulation", "timeline"}
     assert public - modules - {"annotations"} == set(kubesched.__all__)

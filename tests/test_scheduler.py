@@ -13,6 +13,7 @@ from kubesched._runtime.handle import FrameworkHandle, Nominator
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
+from kubesched.framework import CycleState
 from kubesched.objects import Node, Pod
 from kubesched.plugins.registry import REGISTRY
 from kubesched.scheduler import Scheduler, truncate_message
@@ -120,3 +121,54 @@ def test_messages_over_1024_characters_are_truncated_like_events() -> None:
 def test_pod_for_an_unknown_profile_is_an_error_not_a_crash() -> None:
     a = make_scheduler(nodes(1)).schedule_one(make_pod().name("p").scheduler_name("other").obj())
     assert a.outcome == "Error" and "other" in (a.error or "")
+
+
+def _random_cluster(rng: random.Random) -> tuple[list[Node], list[Pod], Pod]:
+    zones = ["a", "b", "c"]
+    ns: list[Node] = []
+    for i in range(rng.randint(5, 60)):
+        b = make_node().name(f"node-{i:02d}").capacity(cpu=rng.choice(["1", "2", "4"]), memory="8Gi", pods=110)
+        b = b.label("kubernetes.io/hostname", f"node-{i:02d}")
+        if rng.random() < 0.9:
+            b = b.label("zone", rng.choice(zones))
+        if rng.random() < 0.15:
+            b = b.taint("dedicated", "x")
+        ns.append(b.obj())
+    running: list[Pod] = []
+    for j in range(rng.randint(0, 40)):
+        b = make_pod().name(f"run-{j}").uid(f"run-{j}").node(rng.choice(ns).name).req(cpu=rng.choice(["100m", "900m"]))
+        if rng.random() < 0.5:
+            b = b.label("app", rng.choice(["x", "y"]))
+        if rng.random() < 0.2:
+            b = b.affinity({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+        running.append(b.obj())
+    p = make_pod().name("incoming").uid("incoming").label("app", "x").req(cpu=rng.choice(["100m", "1500m"]))
+    if rng.random() < 0.5:
+        p = p.node_affinity_in("zone", rng.sample(zones, rng.randint(1, 2)))
+    if rng.random() < 0.5:
+        p = p.spread(1, "zone", selector={"matchLabels": {"app": "x"}})
+    if rng.random() < 0.5:
+        p = p.affinity({**p.m["spec"].get("affinity", {}), "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+    if rng.random() < 0.3:
+        p = p.toleration(key="dedicated", operator="Exists")
+    return ns, running, p.obj()
+
+
+@pytest.mark.parametrize("seed", range(40), ids=lambda s: f"random cluster {s}: batch filtering gives every "
+                                                         "node the status RunFilterPlugins gives it")
+def test_batch_filtering_statuses_equal_run_filter_plugins(seed: int) -> None:
+    ns, running, pod = _random_cluster(random.Random(seed))
+    s = make_scheduler(ns, running, percentage=100)
+    fwk = s.profiles["default-scheduler"]
+    state = CycleState()
+    _, pre, _ = fwk.run_pre_filter_plugins(state, pod)
+    if pre is not None:
+        return
+    want = {ni.name: fwk.run_filter_plugins(state, pod, ni) for ni in s.cache.snapshot.list()}
+    a = s.schedule_one(pod)
+    assert a.failures == {n: st for n, st in want.items() if st is not None}
+    assert a.feasible == sorted(n for n, st in want.items() if st is None)
+    assert a.diagnosis.unschedulable_plugins == {st.plugin for st in want.values() if st is not None}

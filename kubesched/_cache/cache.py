@@ -20,8 +20,9 @@ _REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernet
 def zone_key(node: Node) -> str:
     """utilnode.GetZoneKey: region + ":\\x00:" + zone, beta labels first; "" if neither."""
     labels = node.meta.labels
-    zone = next((labels[k] for k in _ZONE_LABELS if labels.get(k)), "")
-    region = next((labels[k] for k in _REGION_LABELS if labels.get(k)), "")
+    # A present beta label wins even when empty (the GA label is read only when it is absent).
+    zone = labels[_ZONE_LABELS[0]] if _ZONE_LABELS[0] in labels else labels.get(_ZONE_LABELS[1], "")
+    region = labels[_REGION_LABELS[0]] if _REGION_LABELS[0] in labels else labels.get(_REGION_LABELS[1], "")
     if not zone and not region:
         return ""
     return f"{region}:\x00:{zone}"

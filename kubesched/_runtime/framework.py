@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,9 @@ from kubesched.framework import (
 )
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod
+
+_INDEX = attrgetter("index")
+
 
 def _q(name: str) -> str:
     """Go's %q for the plugin names in error messages."""
@@ -98,6 +102,7 @@ class Framework:
             total += w * MAX_NODE_SCORE
         self._pre_filter_ext = {p.name: p.pre_filter_extensions() for p in self.pre_filter}
         self._filter_batch = {p.name: getattr(p, "filter_batch", None) for p in self.filter}
+        self._filter_batch_status = {p.name: getattr(p, "filter_batch_status", None) for p in self.filter}
         self._score_batch = {p.name: getattr(p, "score_batch", None) for p in self.score}
         self._normalize = {p.name: getattr(p, "normalize_score", None) for p in self.score}
         self._normalize_batch = {p.name: getattr(p, "normalize_score_batch", None) for p in self.score}
@@ -226,30 +231,41 @@ class Framework:
             status = self.run_filter_plugins(state, pod, node_info)
         return status
 
-    def batch_filters(self, state: CycleState) -> tuple[list[tuple[Any, Any]], list[Any]]:
-        """The active filter plugins split into (batch-capable (plugin, filter_batch) pairs,
-        in order, and per-node-only plugins)."""
+    def batch_filters(self, state: CycleState) -> tuple[list[tuple[Any, Any, Any]], list[Any]]:
+        """The active filter plugins split into (batch-capable (plugin, filter_batch,
+        filter_batch_status or None) triples, in order, and per-node-only plugins).
+
+        ``filter_batch_status(state, pod, table, rows) -> (codes, statuses)`` is optional
+        next to ``filter_batch``: per row an index into ``statuses``, the exact Status the
+        per-node ``filter`` returns (``statuses[0]`` is None: the node fits). It lets the
+        scheduler build the status of every rejected node without calling ``filter`` once
+        per node."""
         skip = state.skip_filter_plugins
-        batch: list[tuple[Any, Any]] = []
+        batch: list[tuple[Any, Any, Any]] = []
         per_node: list[Any] = []
         for p in self.filter:
             if p.name in skip:
                 continue
             fb = self._filter_batch.get(p.name)
             if fb is not None:
-                batch.append((p, fb))
+                batch.append((p, fb, self._filter_batch_status.get(p.name)))
             else:
                 per_node.append(p)
         return batch, per_node
 
-    def run_filter_plugin(self, plugin: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        """One filter plugin, its status wrapped and attributed as RunFilterPlugins does."""
-        s: Status | None = plugin.filter(state, pod, node_info)
+    @staticmethod
+    def wrap_filter_status(plugin: Any, s: Status | None) -> Status | None:
+        """A filter plugin's status as RunFilterPlugins reports it: None when the node
+        fits, a non-rejecting code turned into an Error naming the plugin, the plugin set."""
         if s is not None and s.code != Code.SUCCESS:
             if not s.is_rejected():
                 s = Status(Code.ERROR, (f"running {_q(plugin.name)} filter plugin: {s.message}",), plugin.name, s.error)
             return s.with_plugin(plugin.name)
         return None
+
+    def run_filter_plugin(self, plugin: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """One filter plugin, its status wrapped and attributed as RunFilterPlugins does."""
+        return self.wrap_filter_status(plugin, plugin.filter(state, pod, node_info))
 
     def run_filter_plugins_subset(self, plugins: list[Any], state: CycleState, pod: Pod, node_info: NodeInfo) -> bool:
         for p in plugins:
@@ -305,7 +321,7 @@ class Framework:
             sb = self._score_batch[p.name]
             if sb is not None:
                 if rows is None:
-                    rows = np.fromiter((ni.index for ni in nodes), np.int64, n)
+                    rows = np.fromiter(map(_INDEX, nodes), np.int64, n)
                 scores = np.asarray(sb(state, pod, self.handle.snapshot.table, rows), dtype=np.int64)
             else:
                 scores = np.fromiter((self._score_one(p, state, pod, ni) for ni in nodes), np.int64, n)

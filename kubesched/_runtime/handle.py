@@ -4,13 +4,14 @@ as a Handle): snapshot, listers, nominator and the framework's own runners."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubesched._cache import Cache, Snapshot
+from kubesched._runtime.waiting_pods import WaitingPod, WaitingPods
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
-from kubesched.framework.handle import ObjectLister
+from kubesched.framework.handle import ObjectLister, PodNominator
 from kubesched.objects import Node, Pod
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Nominator:
 class FrameworkHandle:
     """Handle implementation shared by a profile's plugins."""
 
-    def __init__(self, cache: Cache, objects: ObjectLister | None = None, nominator: Nominator | None = None,
+    def __init__(self, cache: Cache, objects: ObjectLister | None = None, nominator: PodNominator | None = None,
                  *, profile_name: str = "default-scheduler",
                  binder: Callable[[Pod, str], None] | None = None,
                  deleter: Callable[[Pod, str], None] | None = None,
@@ -69,6 +70,7 @@ class FrameworkHandle:
         self._deterministic = deterministic
         self._rng = rng if rng is not None else random.Random()
         self.framework: Framework | None = None
+        self.waiting_pods = WaitingPods()
 
     @classmethod
     def for_nodes(cls, nodes: Sequence[Node], pods: Sequence[Pod] = (), objects: ObjectLister | None = None,
@@ -90,7 +92,7 @@ class FrameworkHandle:
         return self._objects
 
     @property
-    def nominator(self) -> Nominator:
+    def nominator(self) -> PodNominator:
         return self._nominator
 
     @property
@@ -126,6 +128,19 @@ class FrameworkHandle:
     def delete_pod(self, pod: Pod, reason: str) -> None:
         if self._deleter is not None:
             self._deleter(pod, reason)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]:
+        return iter(self.waiting_pods)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
 
     def clear_nominated_node_name(self, pod: Pod) -> None:
         if self._clear_nomination is not None:

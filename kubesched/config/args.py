@@ -122,3 +122,15 @@ ARGS_KINDS: dict[str, type] = {
     "ServiceAffinityArgs": ServiceAffinityArgs,
     "RequestedToCapacityRatioArgs": RequestedToCapacityRatioArgs,
 }
+
+
+# ---- legacy (v1.21/v1.22) NodeResourcesLeastAllocated / NodeResourcesMostAllocated args ----
+# v1beta1 SetDefaults_NodeResources{Least,Most}AllocatedArgs: cpu and memory, weight 1 each.
+@dataclass(frozen=True, slots=True)
+class NodeResourcesLeastAllocatedArgs:
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesMostAllocatedArgs:
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES

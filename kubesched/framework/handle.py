@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from kubesched.framework.cycle_state import CycleState
@@ -70,7 +70,40 @@ class ObjectLister(Protocol):
 
 
 class PodNominator(Protocol):
+    """Nominated pods per node (the queue's nominator)."""
+
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+    def add(self, pod_info: PodInfo, node_name: str) -> None:
+        """Nominate the pod to ``node_name`` (replacing any earlier nomination)."""
+        ...
+
+    def delete(self, pod: Pod) -> None: ...
+
+    def nominated_node(self, pod: Pod) -> str: ...
+
+    def __bool__(self) -> bool:
+        """True if any pod is nominated."""
+        ...
+
+
+class WaitingPod(Protocol):
+    """A pod held at Permit (framework.WaitingPod)."""
+
+    @property
+    def pod(self) -> Pod: ...
+
+    def pending_plugins(self) -> list[str]:
+        """Plugins the pod is still waiting on."""
+        ...
+
+    def allow(self, plugin: str) -> None:
+        """This plugin lets the pod go; it is bound once every waiting plugin allowed it."""
+        ...
+
+    def reject(self, plugin: str, message: str) -> None:
+        """Reject the pod: it is unreserved and goes back to the queue."""
+        ...
 
 
 class Handle(Protocol):
@@ -101,6 +134,16 @@ class Handle(Protocol):
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Delete a pod (preemption victims). Raises ApiError on failure."""
+        ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod waiting at Permit with this UID, if any."""
+        ...
+
+    def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a waiting pod (e.g. preempted); False if no such waiting pod."""
         ...
 
     def clear_nominated_node_name(self, pod: Pod) -> None:

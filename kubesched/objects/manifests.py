@@ -125,10 +125,27 @@ def _documents(path: Path) -> list[Any]:
         return list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        doc = text[: mark.index].count("\n---") if mark is not None else None
+        doc = _document_at(text, mark.index) if mark is not None else None
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e)
+        problem = getattr(e, "problem", None) or " ".join(str(e).split())  # one line
         raise ManifestError(str(path), doc, "", f"invalid YAML{where}: {problem}") from None
+
+
+def _document_at(text: str, index: int) -> int:
+    """The 0-based index (as load_all counts) of the document holding character ``index``:
+    the number of documents started at or before it, minus one. Counting "\n---" instead
+    would be off by one when the file opens with comments and then "---"."""
+    starts = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                start = event.start_mark
+                if start is not None and start.index > index:
+                    break
+                starts += 1
+    except yaml.YAMLError:
+        pass  # the events before the error are all we need
+    return max(starts - 1, 0)
 
 
 def _expand(doc: Any, file: str, index: int) -> list[tuple[Mapping[str, Any], str]]:
@@ -171,7 +188,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]]) -> ClusterObjects:
                 kind = raw.get("kind")
                 if not kind:
                     raise ManifestError(file, index, f"{prefix}kind", "Required value: kind is missing")
-                if kind not in PARSERS:
+                if not isinstance(kind, str) or kind not in PARSERS:
                     raise ManifestError(file, index, f"{prefix}kind", f"unsupported kind {kind!r} (supported: {', '.join(sorted(PARSERS))})")
                 versions, parser = PARSERS[kind]
                 api_version = raw.get("apiVersion")

@@ -417,7 +417,8 @@ def parse_pod(raw: Raw) -> Pod:
             reason=_str(c.get("reason"), f"status.conditions[{i}].reason"),
             message=_str(c.get("message"), f"status.conditions[{i}].message"),
         )
-        for i, c in enumerate(_list(status.get("conditions"), "status.conditions"))
+        # _map first: a null entry must read as {} for every field, not only "type".
+        for i, c in ((i, _map(c, f"status.conditions[{i}]")) for i, c in enumerate(_list(status.get("conditions"), "status.conditions")))
     )
     policy = _str(spec.get("preemptionPolicy"), "spec.preemptionPolicy", "")
     if policy not in ("", "Never", "PreemptLowerPriority"):
@@ -482,7 +483,7 @@ def parse_node(raw: Raw) -> Node:
         images.append(ContainerImage(names, _int(imm.get("sizeBytes"), f"{p}.sizeBytes", 0)))
     conditions = tuple(
         NodeCondition(_str(_map(c, f"status.conditions[{i}]").get("type"), f"status.conditions[{i}].type"), _str(c.get("status"), f"status.conditions[{i}].status"))
-        for i, c in enumerate(_list(status.get("conditions"), "status.conditions"))
+        for i, c in ((i, _map(c, f"status.conditions[{i}]")) for i, c in enumerate(_list(status.get("conditions"), "status.conditions")))
     )
     return Node(
         meta=meta,

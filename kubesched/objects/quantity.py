@@ -45,7 +45,10 @@ ERR_SUFFIX = "unable to parse quantity's suffix"
 
 
 def _invalid(path: str, value: object, message: str) -> FieldError:
-    shown = '"' + value + '"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else repr(value)
+    if isinstance(value, str):
+        shown = f'"{value}"'
+    else:
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)
     return FieldError(path, f"Invalid value: {shown}: {message}")
 
 
@@ -69,7 +72,8 @@ def _scale10(amount: Fraction, exp: int, int_digits: int, frac_digits: int) -> F
         return _MAX_ALLOWED
     if exp + int_digits < -9:  # amount < 10^int_digits, so the result is < 10^-9
         return Fraction(1, _NANO)
-    return amount * 10**exp if exp > 0 else amount / 10**-exp
+    power: int = 10 ** abs(exp)
+    return amount * power if exp > 0 else amount / power
 
 
 def _bound(amount: Fraction) -> Fraction:

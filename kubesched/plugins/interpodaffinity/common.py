@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import cast
 
 import numpy as np
@@ -173,6 +174,24 @@ class NodeSet:
     by_row: list[NodeInfo | None] | None = None
 
 
+_GENERATION = attrgetter("generation")
+_WITH_PODS_KEY = NAME + "/with-pods"
+
+
+class _WithPods:
+    """The NodeInfos of the rows having pods, kept while the set of such rows, the node
+    version and the snapshot list stay the same (the usual case from one cycle to the next:
+    only the generations move)."""
+
+    __slots__ = ("version", "source", "rows", "infos")
+
+    def __init__(self, version: int, source: Sequence[NodeInfo], rows: IntArray, infos: list[NodeInfo]) -> None:
+        self.version = version
+        self.source = source
+        self.rows = rows
+        self.infos = infos
+
+
 def nodes_with_pods(handle: Handle) -> NodeSet:
     snapshot = handle.snapshot
     source = snapshot.list()
@@ -180,10 +199,18 @@ def nodes_with_pods(handle: Handle) -> NodeSet:
     if source and source[0].table is table:
         by_row = row_node_infos(table, source)
         rows = np.flatnonzero(table.pod_count[: table.size])
-        infos = [by_row[r] for r in rows.tolist()]
-        if None not in infos:
-            selected = cast(list[NodeInfo], infos)
-            gens = np.fromiter((ni.generation for ni in selected), np.int64, len(selected))
+        cached = table.extras.get(_WITH_PODS_KEY)
+        selected: list[NodeInfo] | None = None
+        if (isinstance(cached, _WithPods) and cached.version == table.node_version and cached.source is source
+                and np.array_equal(cached.rows, rows)):
+            selected = cached.infos
+        else:
+            infos = [by_row[r] for r in rows.tolist()]
+            if None not in infos:
+                selected = cast(list[NodeInfo], infos)
+                table.extras[_WITH_PODS_KEY] = _WithPods(table.node_version, source, rows, selected)
+        if selected is not None:
+            gens = np.fromiter(map(_GENERATION, selected), np.int64, len(selected))
             return NodeSet(selected, table, source, rows, gens, by_row)
     # NodeInfos not backed by the table: scan the list.
     return NodeSet([ni for ni in source if ni.pods], table, source)

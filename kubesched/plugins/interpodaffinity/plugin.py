@@ -81,6 +81,15 @@ _PRE_SCORE_KEY: StateKey[PreScoreState] = StateKey(PRE_SCORE_STATE_KEY_NAME)
 _NODES_KEY: StateKey[NodeSet] = StateKey(NAME + "/nodes")
 
 
+# filter_batch_status codes -> the statuses Filter returns (0 = fits).
+FILTER_STATUSES: tuple[Status | None, ...] = (
+    None,
+    Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH),
+    Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH),
+    Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH),
+)
+
+
 def _not_found(key: str) -> str:
     return f'error reading "{key}" from cycleState: not found'
 
@@ -263,6 +272,20 @@ class InterPodAffinity:
         affinity_ok, anti_ok, existing_ok = s.batch_checks(table, topology_index(table), rows)
         out: BoolArray = affinity_ok & anti_ok & existing_ok
         return out
+
+    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
+                            rows: IntArray) -> tuple[IntArray, tuple[Status | None, ...]]:
+        """Per row, the index in :data:`FILTER_STATUSES` of the status ``filter`` returns
+        (its checks in the same order: the first failing one decides)."""
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            raise PluginError(_not_found(PRE_FILTER_STATE_KEY_NAME))
+        affinity_ok, anti_ok, existing_ok = s.batch_checks(table, topology_index(table), rows)
+        codes = np.zeros(len(rows), np.int64)
+        codes[~existing_ok] = 3
+        codes[~anti_ok] = 2
+        codes[~affinity_ok] = 1
+        return codes, FILTER_STATUSES
 
     # ------------------------------------------------------------------ Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -8,8 +8,10 @@ component-helpers/scheduling/corev1/nodeaffinity (kubesched.plugins.helpers.node
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +39,6 @@ from kubesched.plugins.helpers.nodeaffinity import (
     RequiredNodeAffinity,
     aggregate_error_message,
     node_selector_matches_labels,
-    selector_has_match_fields,
     term_matches,
     term_parse_errors,
 )
@@ -48,6 +49,9 @@ ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _OBJECT_NAME_FIELD = "metadata.name"
+# filter_batch_status codes -> the statuses Filter returns (0 = fits).
+FILTER_STATUSES: tuple[Status | None, ...] = (
+    None, Status.unresolvable(ERR_REASON_ENFORCED), Status.unresolvable(ERR_REASON_POD))
 _TABLE_KEY = NAME
 
 # A parsed preferred term: (weight, term); weight-0 and empty terms are already dropped.
@@ -120,48 +124,59 @@ def _pod_required(pod: Pod) -> NodeSelector | None:
     return na.required if na is not None else None
 
 
-class _LabelIndex:
-    """Per-row label-set ids, so a batch evaluates each distinct label set once."""
+class _RowResults:
+    """Per-row results of the node-only predicates a batch asks for, over every row of the
+    table, for one ``table.node_version``: keyed by the selector / preferred terms, least
+    recently used evicted. A selector is evaluated once per row per node version (every
+    node has its own hostname label, so grouping rows by label set would not help); each
+    cycle then only indexes the cached array. The first batch over a few rows only for a
+    key (e.g. a DaemonSet pod's matchFields naming its node) evaluates just those rows: a
+    key is cached when it is asked for again."""
 
-    __slots__ = ("version", "sig_ids", "labels")
+    __slots__ = ("version", "size", "results", "seen")
 
     def __init__(self, table: NodeTable) -> None:
         self.version = table.node_version
-        ids: dict[tuple[tuple[str, str], ...], int] = {}
-        sig_ids = np.zeros(table.size, np.int64)
-        labels: list[Mapping[str, str]] = []
-        for i, node in enumerate(table.nodes[: table.size]):
-            lbl: Mapping[str, str] = node.meta.labels if node is not None else {}
-            sig = tuple(sorted(lbl.items()))
-            sid = ids.get(sig)
-            if sid is None:
-                sid = ids[sig] = len(labels)
-                labels.append(lbl)
-            sig_ids[i] = sid
-        self.sig_ids = sig_ids
-        self.labels = labels
+        self.size = table.size
+        self.results: OrderedDict[Hashable, np.ndarray[Any, Any]] = OrderedDict()
+        self.seen: OrderedDict[Hashable, None] = OrderedDict()
+
+    def get(self, table: NodeTable, rows: IntArray, key: Hashable, dtype: type[np.generic],
+            fn: Callable[[Mapping[str, str], str], int | bool]) -> np.ndarray[Any, Any]:
+        """``fn(labels, name)`` of the node on each of ``rows``."""
+        arr = self.results.get(key)
+        if arr is not None:
+            self.results.move_to_end(key)
+            return arr[rows]
+        nodes = table.nodes
+        if len(rows) * 8 < self.size and key not in self.seen:
+            self.seen[key] = None
+            if len(self.seen) > _MAX_ROW_RESULTS:
+                self.seen.popitem(last=False)
+            return np.fromiter((fn(node.meta.labels, node.meta.name) if node is not None else 0
+                                for node in map(nodes.__getitem__, rows.tolist())), dtype, len(rows))
+        arr = np.fromiter((fn(node.meta.labels, node.meta.name) if node is not None else 0
+                           for node in nodes[: self.size]), dtype, self.size)
+        self.results[key] = arr
+        if len(self.results) > _MAX_ROW_RESULTS:
+            self.results.popitem(last=False)
+        return arr[rows]
 
 
-def _label_index(table: NodeTable) -> _LabelIndex:
+_MAX_ROW_RESULTS = 64
+
+
+def _row_results(table: NodeTable) -> _RowResults:
     idx = table.extras.get(_TABLE_KEY)
-    if not isinstance(idx, _LabelIndex) or idx.version != table.node_version:
-        idx = _LabelIndex(table)
+    if not isinstance(idx, _RowResults) or idx.version != table.node_version or idx.size != table.size:
+        idx = _RowResults(table)
         table.extras[_TABLE_KEY] = idx
     return idx
 
 
-def _eval_rows(table: NodeTable, rows: IntArray, uses_name: bool,
-               fn: Callable[[Mapping[str, str], str], bool]) -> BoolArray:
-    """fn(labels, node name) for every row: once per distinct label set when the result
-    cannot depend on the node's name (no matchFields), else once per row."""
-    idx = _label_index(table)
-    if not uses_name:
-        per_sig = np.fromiter((fn(lbl, "") for lbl in idx.labels), np.bool_, len(idx.labels))
-        return per_sig[idx.sig_ids[rows]]
-    names = table.names
-    sig_labels = idx.labels
-    sig_ids = idx.sig_ids
-    return np.fromiter((fn(sig_labels[sig_ids[r]], names[r]) for r in rows.tolist()), np.bool_, len(rows))
+def _required_key(required: RequiredNodeAffinity) -> Hashable:
+    sel = required.label_selector
+    return "required", tuple(sorted(sel.items())) if sel else None, required.node_selector
 
 
 class NodeAffinity:
@@ -242,13 +257,29 @@ class NodeAffinity:
             return Status.unresolvable(ERR_REASON_POD)
         return None
 
-    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
+                            rows: IntArray) -> tuple[IntArray, tuple[Status | None, ...]]:
+        """Per row, the index in :data:`FILTER_STATUSES` of the status ``filter`` returns
+        (addedAffinity is checked first)."""
         required = self._required(state, pod)
-        ok = _eval_rows(table, rows, required.uses_node_name, required.match_labels)
+        results = _row_results(table)
+        codes = np.where(results.get(table, rows, _required_key(required), np.bool_, required.match_labels), 0, 2)
         added = self.added_node_selector
         if added is not None:
-            ok &= _eval_rows(table, rows, selector_has_match_fields(added),
-                             lambda labels, name: node_selector_matches_labels(added, labels, name))
+            added_ok = results.get(table, rows, ("added", added), np.bool_,
+                                   lambda labels, name: node_selector_matches_labels(added, labels, name))
+            codes[~added_ok] = 1
+        out: IntArray = codes.astype(np.int64, copy=False)
+        return out, FILTER_STATUSES
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        required = self._required(state, pod)
+        results = _row_results(table)
+        ok: BoolArray = results.get(table, rows, _required_key(required), np.bool_, required.match_labels)
+        added = self.added_node_selector
+        if added is not None:
+            ok &= results.get(table, rows, ("added", added), np.bool_,
+                              lambda labels, name: node_selector_matches_labels(added, labels, name))
         return ok
 
     # ---- Score
@@ -288,13 +319,9 @@ class NodeAffinity:
         terms = self._score_terms(state, pod)
         if not terms:
             return np.zeros(len(rows), np.int64)
-        idx = _label_index(table)
-        if not any(t.match_fields for _, t in terms):
-            per_sig = np.fromiter((preferred_score(terms, lbl, "") for lbl in idx.labels), np.int64, len(idx.labels))
-            return per_sig[idx.sig_ids[rows]]
-        names = table.names
-        return np.fromiter((preferred_score(terms, idx.labels[idx.sig_ids[r]], names[r]) for r in rows.tolist()),
-                           np.int64, len(rows))
+        out: IntArray = _row_results(table).get(table, rows, ("preferred", terms), np.int64,
+                                                lambda labels, name: preferred_score(terms, labels, name))
+        return out
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -142,16 +142,18 @@ class PodTopologySpread:
         return FILTER_STATUSES[filtering.node_fails(s, node.meta.labels)]
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
-        ok: BoolArray = self.filter_batch_status(state, pod, table, rows) == 0
+        ok: BoolArray = self.filter_batch_status(state, pod, table, rows)[0] == 0
         return ok
 
-    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
-        """Per row, the index in :data:`FILTER_STATUSES` of the status ``filter`` returns:
-        lets a caller build every rejected node's status without calling ``filter`` per node."""
+    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
+                            rows: IntArray) -> tuple[IntArray, tuple[Status | None, ...]]:
+        """Per row, the index in :data:`FILTER_STATUSES` (returned too) of the status
+        ``filter`` returns: lets a caller build every rejected node's status without
+        calling ``filter`` per node."""
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             raise PluginError(_not_found(PRE_FILTER_KEY))
-        return filtering.rows_fail(s, table, rows).astype(np.int64)
+        return filtering.rows_fail(s, table, rows).astype(np.int64), FILTER_STATUSES
 
     # ---- Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -295,6 +295,8 @@ def check_cycle(pl: InterPodAffinity, handle: FrameworkHandle, incoming: Pod, rn
         per_node = [pl.filter(state, incoming, ni) for ni in infos]
         assert per_node == [ref_filter(ref, ni.node.meta.labels) for ni in infos if ni.node is not None]
         assert list(pl.filter_batch(state, incoming, table, rows)) == [x is None for x in per_node]
+        codes, statuses = pl.filter_batch_status(state, incoming, table, rows)
+        assert [statuses[c] for c in codes.tolist()] == per_node
         # Nominated pods / preemption: AddPod and RemovePod on a clone.
         cloned = state.clone()
         for _ in range(3):
@@ -305,6 +307,8 @@ def check_cycle(pl: InterPodAffinity, handle: FrameworkHandle, incoming: Pod, rn
                 pl.add_pod(cloned, incoming, PodInfo(rand_pod(rng, ni.name, 0.5, 0.0)), ni)
             per_node = [pl.filter(cloned, incoming, x) for x in infos]
             assert list(pl.filter_batch(cloned, incoming, table, rows)) == [x is None for x in per_node]
+            codes, statuses = pl.filter_batch_status(cloned, incoming, table, rows)
+            assert [statuses[c] for c in codes.tolist()] == per_node
         assert (s.existing_anti_affinity_counts, s.affinity_counts, s.anti_affinity_counts) == (
             ref.existing, ref.affinity, ref.anti)
     feasible = [ni for ni in infos if rng.random() < 0.7]

@@ -67,6 +67,8 @@ def run_filter(incoming: Pod, pods: list[Pod], nodes: list[Node], namespaces: li
     rows = np.array([ni.index for ni in infos if ni is not None], np.int64)
     batch = pl.filter_batch(state, incoming, handle.snapshot.table, rows)
     assert list(batch) == [s is None for s in statuses]
+    codes, table_statuses = pl.filter_batch_status(state, incoming, handle.snapshot.table, rows)
+    assert [table_statuses[c] for c in codes.tolist()] == statuses
     return None, statuses
 
 

@@ -240,6 +240,8 @@ def test_pre_filter_and_filter(pod_: Pod, labels: dict[str, str], node_name: str
         assert got.reasons == (want_reason,)
     batch = pl.filter_batch(state, pod_, handle.snapshot.table, np.array([ni.index], np.int64))
     assert batch.tolist() == [want_reason is None]
+    codes, statuses = pl.filter_batch_status(state, pod_, handle.snapshot.table, np.array([ni.index], np.int64))
+    assert [statuses[c] for c in codes.tolist()] == [got]
 
 
 # ---------------------------------------------------------------- TestNodeAffinityPriority
@@ -412,6 +414,8 @@ def test_batch_follows_node_label_updates() -> None:
     handle.cache.update_node(node("node2", {"foo": "bar"}))
     handle.cache.update_node(node("node1", {"foo": "baz"}))
     assert pl.filter_batch(state, p, handle.snapshot.table, rows).tolist() == [ni.name == "node2" for ni in infos]
+    codes, statuses = pl.filter_batch_status(state, p, handle.snapshot.table, rows)
+    assert [statuses[c] for c in codes.tolist()] == [pl.filter(state, p, ni) for ni in infos]
     assert pl.score_batch(state, p, handle.snapshot.table, rows).tolist() == [
         pl.score(state, p, ni) for ni in infos]
 
@@ -489,8 +493,10 @@ def test_batch_equals_per_node(seed: int) -> None:
         pl.pre_filter(state, p)
         order = np.array(rng.sample(rows.tolist(), len(rows)), np.int64)
         for sub in (order, order[: len(order) // 2]):
-            per_node = [pl.filter(state, p, by_row[r]) is None for r in sub.tolist()]
-            assert pl.filter_batch(state, p, table, sub).tolist() == per_node
+            statuses = [pl.filter(state, p, by_row[r]) for r in sub.tolist()]
+            assert pl.filter_batch(state, p, table, sub).tolist() == [s is None for s in statuses]
+            codes, table_statuses = pl.filter_batch_status(state, p, table, sub)
+            assert [table_statuses[c] for c in codes.tolist()] == statuses
         status = pl.pre_score(state, p, infos)
         if status is not None:
             assert status.code in (Code.SKIP, Code.ERROR)
@@ -516,3 +522,26 @@ def test_normalize_batch_equals_normalize_on_edge_cases(raw: list[int]) -> None:
     pl.normalize_score(CycleState(), pod(), scores)
     got = pl.normalize_score_batch(CycleState(), pod(), np.array(raw, np.int64))
     assert got.tolist() == [s.score for s in scores]
+
+
+@pytest.mark.parametrize("seed", range(10), ids=lambda s: f"random large cluster {s}: batches over a few rows agree "
+                                                         "with per node, before and after the selector is cached")
+def test_batch_over_few_rows_of_a_large_table_equals_per_node(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    nodes = [node(f"node-{i}", {k: rng.choice(VALUES[k]) for k in KEYS if rng.random() < 0.6}) for i in range(60)]
+    handle = FrameworkHandle.for_nodes(nodes)
+    pl = nodeaffinity.new(_random_args(rng, len(nodes)), handle)
+    table = handle.snapshot.table
+    by_row = {ni.index: ni for ni in handle.snapshot.list()}
+    p = _random_pod(rng, len(nodes))
+    state = CycleState()
+    pl.pre_filter(state, p)
+    scored = pl.pre_score(state, p, list(by_row.values())) is None
+    for _ in range(3):  # first ask evaluates the rows only, the next ones read the cached table
+        sub = np.array(rng.sample(sorted(by_row), rng.randint(1, 5)), np.int64)
+        statuses = [pl.filter(state, p, by_row[r]) for r in sub.tolist()]
+        assert pl.filter_batch(state, p, table, sub).tolist() == [s is None for s in statuses]
+        codes, table_statuses = pl.filter_batch_status(state, p, table, sub)
+        assert [table_statuses[c] for c in codes.tolist()] == statuses
+        if scored:
+            assert pl.score_batch(state, p, table, sub).tolist() == [pl.score(state, p, by_row[r]) for r in sub.tolist()]

@@ -111,7 +111,8 @@ def run_filter(pod: Pod, nodes: list[Node], pods: list[Pod]) -> dict[str, str]:
     got = {n.name: code_of(pl.filter(st, pod, ni)) for n, ni in zip(nodes, infos, strict=True) if ni is not None}
     table = h.snapshot.table
     batch = pl.filter_batch(st, pod, table, rows)
-    codes = pl.filter_batch_status(st, pod, table, rows)
+    codes, statuses = pl.filter_batch_status(st, pod, table, rows)
+    assert statuses is FILTER_STATUSES
     assert [code_of(FILTER_STATUSES[c]) for c in codes.tolist()] == list(got.values())
     assert batch.tolist() == [v == "S" for v in got.values()]
     return got
@@ -1225,7 +1226,8 @@ def check_equivalence(rng: random.Random, h: FrameworkHandle, pl: PodTopologySpr
             per_node = [pl.filter(st, pod, ni) for ni in infos]
             assert per_node == [pl.filter(plain_st, pod, ni) for ni in infos]
             assert pl.filter_batch(st, pod, table, rows).tolist() == [x is None for x in per_node]
-            assert [FILTER_STATUSES[c] for c in pl.filter_batch_status(st, pod, table, rows).tolist()] == per_node
+            codes, statuses = pl.filter_batch_status(st, pod, table, rows)
+            assert [statuses[c] for c in codes.tolist()] == per_node
             if step == 2 or not infos:
                 break
             # A preemption-like sequence of RemovePod/AddPod on clones of both states.

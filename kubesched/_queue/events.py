@@ -1,0 +1,148 @@
+"""Cluster events that move pods between the queue's sub-queues
+(pkg/scheduler/internal/queue/events.go, v1.30), the node-update event split
+(events.go: NodeSchedulingPropertiesChange), and the registration map built from the
+plugins' EventsToRegister (scheduler.go: buildQueueingHintMap;
+framework/runtime/framework.go: fillEnqueueExtensions, defaultEnqueueExtension).
+
+The ``label`` of each event is the ``event`` label of scheduler_queue_incoming_pods_total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from kubesched.framework import GVK, ActionType, ClusterEvent, ClusterEventWithHint, implements
+from kubesched.objects import Node
+
+# ---------------------------------------------------------------- queue-internal event labels
+POD_ADD = "PodAdd"
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
+FORCE_ACTIVATE = "ForceActivate"
+POD_UPDATE = "PodUpdate"
+
+# ---------------------------------------------------------------- cluster events
+_A = ActionType
+ASSIGNED_POD_ADD = ClusterEvent(GVK.POD, _A.ADD, "AssignedPodAdd")
+NODE_ADD = ClusterEvent(GVK.NODE, _A.ADD, "NodeAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent(GVK.POD, _A.UPDATE, "AssignedPodUpdate")
+# Upstream's label really is "UnschedulablePodUpdate" (only used with queueing hints on).
+UNSCHEDULED_POD_UPDATE = ClusterEvent(GVK.POD, _A.UPDATE, "UnschedulablePodUpdate")
+ASSIGNED_POD_DELETE = ClusterEvent(GVK.POD, _A.DELETE, "AssignedPodDelete")
+NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(GVK.NODE, _A.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
+NODE_ALLOCATABLE_CHANGE = ClusterEvent(GVK.NODE, _A.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
+NODE_LABEL_CHANGE = ClusterEvent(GVK.NODE, _A.UPDATE_NODE_LABEL, "NodeLabelChange")
+NODE_ANNOTATION_CHANGE = ClusterEvent(GVK.NODE, _A.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange")
+NODE_TAINT_CHANGE = ClusterEvent(GVK.NODE, _A.UPDATE_NODE_TAINT, "NodeTaintChange")
+NODE_CONDITION_CHANGE = ClusterEvent(GVK.NODE, _A.UPDATE_NODE_CONDITION, "NodeConditionChange")
+PV_ADD = ClusterEvent(GVK.PERSISTENT_VOLUME, _A.ADD, "PvAdd")
+PV_UPDATE = ClusterEvent(GVK.PERSISTENT_VOLUME, _A.UPDATE, "PvUpdate")
+PVC_ADD = ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, _A.ADD, "PvcAdd")
+PVC_UPDATE = ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, _A.UPDATE, "PvcUpdate")
+STORAGE_CLASS_ADD = ClusterEvent(GVK.STORAGE_CLASS, _A.ADD, "StorageClassAdd")
+STORAGE_CLASS_UPDATE = ClusterEvent(GVK.STORAGE_CLASS, _A.UPDATE, "StorageClassUpdate")
+CSI_NODE_ADD = ClusterEvent(GVK.CSI_NODE, _A.ADD, "CSINodeAdd")
+CSI_NODE_UPDATE = ClusterEvent(GVK.CSI_NODE, _A.UPDATE, "CSINodeUpdate")
+CSI_DRIVER_ADD = ClusterEvent(GVK.CSI_DRIVER, _A.ADD, "CSIDriverAdd")
+CSI_DRIVER_UPDATE = ClusterEvent(GVK.CSI_DRIVER, _A.UPDATE, "CSIDriverUpdate")
+CSI_STORAGE_CAPACITY_ADD = ClusterEvent(GVK.CSI_STORAGE_CAPACITY, _A.ADD, "CSIStorageCapacityAdd")
+CSI_STORAGE_CAPACITY_UPDATE = ClusterEvent(GVK.CSI_STORAGE_CAPACITY, _A.UPDATE, "CSIStorageCapacityUpdate")
+WILDCARD_EVENT = ClusterEvent(GVK.WILDCARD, _A.ALL, "WildCardEvent")
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(GVK.WILDCARD, _A.ALL, "UnschedulableTimeout")
+
+CLUSTER_EVENTS: dict[str, ClusterEvent] = {e.label: e for e in (
+    ASSIGNED_POD_ADD, NODE_ADD, ASSIGNED_POD_UPDATE, UNSCHEDULED_POD_UPDATE, ASSIGNED_POD_DELETE,
+    NODE_SPEC_UNSCHEDULABLE_CHANGE, NODE_ALLOCATABLE_CHANGE, NODE_LABEL_CHANGE, NODE_ANNOTATION_CHANGE,
+    NODE_TAINT_CHANGE, NODE_CONDITION_CHANGE, PV_ADD, PV_UPDATE, PVC_ADD, PVC_UPDATE, STORAGE_CLASS_ADD,
+    STORAGE_CLASS_UPDATE, CSI_NODE_ADD, CSI_NODE_UPDATE, CSI_DRIVER_ADD, CSI_DRIVER_UPDATE,
+    CSI_STORAGE_CAPACITY_ADD, CSI_STORAGE_CAPACITY_UPDATE, WILDCARD_EVENT, UNSCHEDULABLE_TIMEOUT,
+)}
+"""Every cluster event above by its label."""
+
+
+# ---------------------------------------------------------------- node updates
+def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
+    """The events a node update produces, in upstream order (NodeSchedulingPropertiesChange).
+
+    Comparisons follow equality.Semantic.DeepEqual: quantities by value, nil and empty
+    maps/slices equal, taints order-sensitive; conditions compare only type -> status."""
+    events: list[ClusterEvent] = []
+    # nodeSpecUnschedulableChanged: only a flip to schedulable can help a pod.
+    if new.unschedulable != old.unschedulable and not new.unschedulable:
+        events.append(NODE_SPEC_UNSCHEDULABLE_CHANGE)
+    if dict(old.allocatable) != dict(new.allocatable):
+        events.append(NODE_ALLOCATABLE_CHANGE)
+    if dict(old.meta.labels) != dict(new.meta.labels):
+        events.append(NODE_LABEL_CHANGE)
+    if tuple(old.taints) != tuple(new.taints):
+        events.append(NODE_TAINT_CHANGE)
+    if {c.type: c.status for c in old.conditions} != {c.type: c.status for c in new.conditions}:
+        events.append(NODE_CONDITION_CHANGE)
+    if dict(old.meta.annotations) != dict(new.meta.annotations):
+        events.append(NODE_ANNOTATION_CHANGE)
+    return events
+
+
+# ---------------------------------------------------------------- registrations
+# framework.UnrollWildCardResource (v1.30): what a plugin without EventsToRegister gets.
+_UNROLLED_RESOURCES = (
+    GVK.POD, GVK.NODE, GVK.PERSISTENT_VOLUME, GVK.PERSISTENT_VOLUME_CLAIM, GVK.CSI_NODE, GVK.CSI_DRIVER,
+    GVK.CSI_STORAGE_CAPACITY, GVK.STORAGE_CLASS, GVK.POD_SCHEDULING_CONTEXT, "ResourceClaim", "ResourceClass",
+    "ResourceClaimParameters", "ResourceClassParameters",
+)
+
+# shouldHaveEnqueueExtensions: only plugins that can reject a pod contribute events.
+_REJECTING_POINTS = ("PreEnqueue", "PreFilter", "Filter", "Reserve", "Permit")
+
+RegisteredEvent = ClusterEvent | ClusterEventWithHint
+
+
+def unroll_wildcard_resource() -> list[ClusterEvent]:
+    """Every specific resource with action All (framework.UnrollWildCardResource)."""
+    return [ClusterEvent(r, ActionType.ALL) for r in _UNROLLED_RESOURCES]
+
+
+def events_by_plugin_of(plugins: Iterable[object]) -> dict[str, list[ClusterEvent]]:
+    """A profile's registrations, as the framework collects them (fillEnqueueExtensions):
+    plugins implementing none of PreEnqueue/PreFilter/Filter/Reserve/Permit contribute
+    nothing; a rejecting plugin without ``events_to_register`` registers every resource
+    with action All. Plugins are taken once each, by name, in the given order."""
+    out: dict[str, list[ClusterEvent]] = {}
+    for p in plugins:
+        name = str(getattr(p, "name", ""))
+        if name in out or not any(implements(p, point) for point in _REJECTING_POINTS):
+            continue
+        register = getattr(p, "events_to_register", None)
+        if callable(register):
+            out[name] = [_event(e) for e in register()]
+        else:
+            out[name] = unroll_wildcard_resource()
+    return out
+
+
+def _event(e: RegisteredEvent) -> ClusterEvent:
+    return e.event if isinstance(e, ClusterEventWithHint) else e
+
+
+def build_queueing_hint_map(events_by_plugin: Mapping[str, Sequence[RegisteredEvent]]
+                            ) -> dict[ClusterEvent, list[str]]:
+    """Registered event -> plugin names (scheduler.go: buildQueueingHintMap). With
+    SchedulerQueueingHints off (v1.30 default) every hint is "Queue", so plugin names are
+    all the queue needs. A plugin registering Node/Add but no Node/UpdateNodeTaint bit also
+    gets Node/UpdateNodeTaint: NodeAdd's preCheck may have hidden the node when it was added
+    (kubernetes#109437), and a later taint update is the only chance left."""
+    hint_map: dict[ClusterEvent, list[str]] = {}
+    for plugin, registered in events_by_plugin.items():
+        if not registered:
+            # No events: the pod can only move by its own update (e.g. SchedulingGates).
+            continue
+        node_added = node_taint_updated = False
+        for e in registered:
+            event = _event(e)
+            if event.resource == GVK.NODE:
+                node_added = node_added or bool(event.action_type & ActionType.ADD)
+                node_taint_updated = node_taint_updated or bool(event.action_type & ActionType.UPDATE_NODE_TAINT)
+            hint_map.setdefault(event, []).append(plugin)
+        if node_added and not node_taint_updated:
+            hint_map.setdefault(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_TAINT), []).append(plugin)
+    return hint_map

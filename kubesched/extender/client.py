@@ -1,0 +1,575 @@
+"""The HTTP extender client (pkg/scheduler/extender.go: HTTPExtender) and the scheduler's use
+of extenders (schedule_one.go: findNodesThatPassExtenders, prioritizeNodes' extender part,
+extendersBinding; preemption.go: callExtenders; scheduler.go: buildExtenders).
+
+One :class:`HTTPExtender` per ``extenders[]`` entry of the KubeSchedulerConfiguration, each
+with one ``httpx.Client`` (kept-alive connections, like Go's http.Transport). Every call is a
+``POST urlPrefix/verb`` with a JSON body byte-identical to kube-scheduler v1.30's (see
+:mod:`kubesched.extender.wire`); any failure — transport, timeout, HTTP status other than 200,
+a reply that does not decode, a reply whose ``Error`` is set — raises
+:class:`kubesched.errors.ApiError` with the message kube-scheduler would log.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import ssl
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.config.types import Extender as ExtenderConfig
+from kubesched.config.types import ExtenderTLSConfig
+from kubesched.errors import ApiError, ConfigError
+from kubesched.extender import wire
+from kubesched.framework import MAX_NODE_SCORE, Code, NodeInfo, Status
+from kubesched.objects import Node, Pod
+
+USER_AGENT = "kubesched-extender-client"
+# MaxNodeScore / MaxExtenderPriority: an extender's 0..10 scores are scaled to 0..100.
+EXTENDER_SCORE_SCALE = MAX_NODE_SCORE // wire.MAX_EXTENDER_PRIORITY
+_MAX_REPLY_BYTES = 256 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Victims:
+    """extenderv1.Victims: the pods to evict on one node and how many of them violate a
+    PodDisruptionBudget. (Same shape as the DefaultPreemption plugin's ``Victims``.)"""
+
+    pods: tuple[Pod, ...]
+    num_pdb_violations: int = 0
+
+
+class NodeInfoGetter(Protocol):
+    """What preemption needs of the snapshot (a NodeInfoLister is one): NodeInfo by name."""
+
+    def get(self, name: str) -> NodeInfo | None: ...
+
+
+class VictimsLike(Protocol):
+    @property
+    def pods(self) -> Sequence[Pod]: ...
+
+    @property
+    def num_pdb_violations(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """The v1.Binding kube-scheduler hands an extender binder (extendersBinding)."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+
+    @staticmethod
+    def for_pod(pod: Pod, node: str) -> Binding:
+        return Binding(pod.namespace, pod.name, pod.uid, node)
+
+
+@runtime_checkable
+class SchedulerExtender(Protocol):
+    """framework.Extender: what the scheduler needs from an extender. :class:`HTTPExtender`
+    implements it; an in-process Python object with these methods works the same way."""
+
+    def name(self) -> str: ...
+
+    def is_filter(self) -> bool: ...
+
+    def is_prioritizer(self) -> bool: ...
+
+    def is_binder(self) -> bool: ...
+
+    def supports_preemption(self) -> bool: ...
+
+    def is_ignorable(self) -> bool: ...
+
+    def is_interested(self, pod: Pod) -> bool: ...
+
+    def filter(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[Node], dict[str, str], dict[str, str]]: ...
+
+    def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[tuple[str, int]], int]: ...
+
+    def bind(self, binding: Binding) -> None: ...
+
+    def process_preemption(self, pod: Pod, node_name_to_victims: Mapping[str, VictimsLike],
+                           node_infos: NodeInfoGetter) -> dict[str, Victims]: ...
+
+
+# =============================================================================== TLS
+def _read(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ConfigError(f"extender {what} {path!r}: {e.strerror or e}") from None
+
+
+def _load_cert_chain(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
+    """SSLContext can load a client certificate only from files: write the PEM data to a
+    private temporary directory for the duration of the call."""
+    with tempfile.TemporaryDirectory(prefix="kubesched-extender-") as d:
+        cert_path = os.path.join(d, "cert.pem")
+        key_path = os.path.join(d, "key.pem")
+        for path, data in ((cert_path, cert), (key_path, key)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        try:
+            ctx.load_cert_chain(cert_path, key_path)
+        except (ssl.SSLError, OSError) as e:
+            raise ConfigError(f"extender client certificate/key: {e}") from None
+
+
+def make_ssl_context(config: ExtenderConfig) -> ssl.SSLContext:
+    """makeTransport + client-go's TLSConfigFor: CA file/data replace the system roots;
+    ``insecure`` (or ``enableHTTPS`` without any CA) skips verification; certFile/keyFile or
+    certData/keyData present a client certificate (data wins over file); TLS 1.2 minimum.
+    Used only for https:// URLs — the URL scheme decides the protocol."""
+    tls = config.tls_config or ExtenderTLSConfig()
+    ca = tls.ca_data or (_read(tls.ca_file, "caFile") if tls.ca_file else b"")
+    insecure = tls.insecure
+    if config.enable_https and not (tls.ca_file or tls.ca_data):
+        insecure = True
+    if insecure and (tls.ca_file or tls.ca_data):
+        raise ConfigError("specifying a root certificates file with the insecure flag is not allowed")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    if insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    elif ca:
+        try:
+            ctx.load_verify_locations(cadata=ca.decode("ascii", errors="replace"))
+        except (ssl.SSLError, ValueError) as e:
+            raise ConfigError(f"unable to load root certificates: {e}") from None
+    else:
+        ctx.load_default_certs()
+    cert = tls.cert_data or (_read(tls.cert_file, "certFile") if tls.cert_file else b"")
+    key = tls.key_data or (_read(tls.key_file, "keyFile") if tls.key_file else b"")
+    if bool(cert) != bool(key):
+        raise ConfigError("extender tlsConfig: a client certificate and its key must be given together")
+    if cert:
+        _load_cert_chain(ctx, cert, key)
+    return ctx
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+# =============================================================================== client
+class HTTPExtender:
+    """An HTTP extender (NewHTTPExtender). Construction validates the TLS settings and raises
+    :class:`ConfigError`; calls raise :class:`ApiError`."""
+
+    def __init__(self, config: ExtenderConfig, *, transport: httpx.BaseTransport | None = None) -> None:
+        self.config = config
+        self._url = config.url_prefix
+        self._base = config.url_prefix.rstrip("/")
+        self._weight = config.weight
+        self._managed = frozenset(r.name for r in config.managed_resources)
+        timeout = config.http_timeout if config.http_timeout > 0 else 5.0
+        self._timeout = timeout
+        parts = urlsplit(self._base)
+        tls = config.tls_config
+        self._extensions: dict[str, str] = {}
+        if tls is not None and tls.server_name:
+            self._extensions["sni_hostname"] = tls.server_name
+        verify: ssl.SSLContext | bool = True
+        if parts.scheme == "https" or tls is not None or config.enable_https:
+            verify = make_ssl_context(config)
+        self._client = httpx.Client(
+            verify=verify,
+            timeout=httpx.Timeout(timeout),
+            # Go's ProxyFromEnvironment never proxies loopback addresses.
+            trust_env=not _is_loopback(parts.hostname or ""),
+            follow_redirects=True,
+            max_redirects=10,
+            transport=transport,
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"},
+        )
+
+    # ---- identity and capabilities (HTTPExtender.Name, IsFilter, ...)
+    def name(self) -> str:
+        """The URL prefix, verbatim."""
+        return self._url
+
+    def is_filter(self) -> bool:
+        return self.config.filter_verb != ""
+
+    def is_prioritizer(self) -> bool:
+        return self.config.prioritize_verb != ""
+
+    def is_binder(self) -> bool:
+        return self.config.bind_verb != ""
+
+    def supports_preemption(self) -> bool:
+        return self.config.preempt_verb != ""
+
+    def is_ignorable(self) -> bool:
+        return self.config.ignorable
+
+    @property
+    def weight(self) -> int:
+        return self._weight
+
+    def is_interested(self, pod: Pod) -> bool:
+        """IsInterested: with managedResources, only pods whose containers or init containers
+        request or limit one of them."""
+        if not self._managed:
+            return True
+        for containers in (pod.containers, pod.init_containers):
+            for c in containers:
+                if any(r in self._managed for r in c.requests) or any(r in self._managed for r in c.limits):
+                    return True
+        return False
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HTTPExtender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"HTTPExtender({self._url!r})"
+
+    # ---- transport (HTTPExtender.send)
+    def send(self, verb: str, body: bytes) -> object:
+        """POST ``body`` to urlPrefix/verb and decode the reply's first JSON value."""
+        url = f"{self._base}/{verb}"
+        deadline = time.monotonic() + self._timeout
+        try:
+            with self._client.stream("POST", url, content=body, headers={"Content-Type": "application/json"},
+                                     extensions=self._extensions) as resp:
+                if resp.status_code != 200:
+                    raise ApiError(f"failed {verb} with extender at URL {url}, code {resp.status_code}",
+                                   status=resp.status_code)
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if time.monotonic() > deadline:
+                        raise ApiError(f'Post "{url}": context deadline exceeded '
+                                       "(Client.Timeout or context cancellation while reading body)")
+                    if size > _MAX_REPLY_BYTES:
+                        raise ApiError(f'Post "{url}": reply larger than {_MAX_REPLY_BYTES} bytes')
+        except httpx.TimeoutException:
+            raise ApiError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)') \
+                from None
+        except httpx.ConnectError as e:
+            raise ApiError(f'Post "{url}": {_connect_detail(url, e)}') from None
+        except httpx.HTTPError as e:
+            raise ApiError(f'Post "{url}": {e}') from None
+        try:
+            return wire.decode_json(b"".join(chunks))
+        except wire.WireError as e:
+            raise ApiError(str(e)) from None
+
+    # ---- verbs
+    def filter(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[Node], dict[str, str], dict[str, str]]:
+        """HTTPExtender.Filter: (nodes kept, FailedNodes, FailedAndUnresolvableNodes). Kept
+        nodes are the caller's own Node objects, looked up by the names in the reply."""
+        if not self.is_filter():
+            return list(nodes), {}, {}
+        by_name = {n.meta.name: n for n in nodes}
+        body = wire.extender_args(pod, nodes, self.config.node_cache_capable)
+        try:
+            reply = wire.parse_filter_result(self.send(self.config.filter_verb, body))
+        except wire.WireError as e:
+            raise ApiError(str(e)) from None
+        if reply.error:
+            raise ApiError(reply.error)
+        names: list[str] | None
+        if self.config.node_cache_capable and reply.node_names is not None:
+            names = reply.node_names
+        else:
+            names = reply.node_items
+        kept: list[Node] = []
+        for n in names or []:
+            node = by_name.get(n)
+            if node is None:
+                raise ApiError(f"extender {_go_quote(self._url)} claims a filtered node {_go_quote(n)} "
+                               "which is not found in the input node list")
+            kept.append(node)
+        return kept, reply.failed, reply.failed_and_unresolvable
+
+    def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[tuple[str, int]], int]:
+        """HTTPExtender.Prioritize: ([(host, score)], weight). Without a prioritize verb every
+        node scores 0 with weight 0."""
+        if not self.is_prioritizer():
+            return [(n.meta.name, 0) for n in nodes], 0
+        body = wire.extender_args(pod, nodes, self.config.node_cache_capable)
+        try:
+            scores = wire.parse_host_priority_list(self.send(self.config.prioritize_verb, body))
+        except wire.WireError as e:
+            raise ApiError(str(e)) from None
+        return [(s.host, s.score) for s in scores], self._weight
+
+    def bind(self, binding: Binding) -> None:
+        """HTTPExtender.Bind."""
+        if not self.is_binder():
+            raise ApiError("unexpected empty bindVerb in extender")
+        body = wire.binding_args(binding.name, binding.namespace, binding.uid, binding.node)
+        try:
+            error = wire.parse_binding_result(self.send(self.config.bind_verb, body))
+        except wire.WireError as e:
+            raise ApiError(str(e)) from None
+        if error:
+            raise ApiError(error)
+
+    def process_preemption(self, pod: Pod, node_name_to_victims: Mapping[str, VictimsLike],
+                           node_infos: NodeInfoGetter) -> dict[str, Victims]:
+        """HTTPExtender.ProcessPreemption: send the candidates' victims (full pods, or only
+        UIDs for a nodeCacheCapable extender) and return the extender's choice, its UIDs
+        resolved against the pods on each node."""
+        if not self.supports_preemption():
+            raise ApiError(f"preempt verb is not defined for extender {self._url} but run into ProcessPreemption")
+        victims = {n: (tuple(v.pods), v.num_pdb_violations) for n, v in node_name_to_victims.items()}
+        body = wire.preemption_args(pod, victims, self.config.node_cache_capable)
+        try:
+            result = wire.parse_preemption_result(self.send(self.config.preempt_verb, body))
+        except wire.WireError as e:
+            raise ApiError(str(e)) from None
+        out: dict[str, Victims] = {}
+        for node_name, meta in (result or {}).items():
+            ni = node_infos.get(node_name)
+            if ni is None:
+                raise ApiError(f"nodeinfo not found for node name {_go_quote(node_name)}")
+            meta = meta or wire.MetaVictims()  # Go would dereference a nil *MetaVictims here
+            on_node = {pi.pod.uid: pi.pod for pi in ni.pods}
+            pods: list[Pod] = []
+            for uid in meta.uids:
+                p = on_node.get(uid)
+                if p is None:
+                    raise ApiError(f"extender: {self._url} claims to preempt pod (UID: &{{{uid}}}) on node: "
+                                   f"{node_name}, but the pod is not found on that node")
+                pods.append(p)
+            out[node_name] = Victims(tuple(pods), meta.num_pdb_violations)
+        return out
+
+
+def _go_quote(s: str) -> str:
+    """Go's %q (close enough: JSON string quoting keeps printable Unicode as is)."""
+    import json
+
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _connect_detail(url: str, e: httpx.ConnectError) -> str:
+    text = str(e)
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if "refused" in text.lower():
+        return f"dial tcp {parts.hostname}:{port}: connect: connection refused"
+    return text or type(e).__name__
+
+
+# ======================================================================= construction
+def new_http_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
+    """buildExtenders: one HTTPExtender per config entry, ignorable ones moved to the tail
+    (so a non-ignorable extender always filters before an ignorable one)."""
+    built = [HTTPExtender(c) for c in configs]
+    return [e for e in built if not e.is_ignorable()] + [e for e in built if e.is_ignorable()]
+
+
+def ignored_extended_resources(configs: Sequence[ExtenderConfig]) -> tuple[str, ...]:
+    """buildExtenders: the managedResources with ignoredByScheduler, in config order. When
+    non-empty, kube-scheduler *replaces* NodeResourcesFit's ``ignoredResources`` with this
+    list in every profile (and fails if a profile has no NodeResourcesFit args)."""
+    return tuple(r.name for c in configs for r in c.managed_resources if r.ignored_by_scheduler)
+
+
+# ===================================================================== scheduler side
+NodeT = TypeVar("NodeT", NodeInfo, Node)
+
+
+def _node_of(n: NodeInfo | Node) -> Node:
+    if isinstance(n, NodeInfo):
+        if n.node is None:
+            raise ValueError("NodeInfo without a node")
+        return n.node
+    return n
+
+
+def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasible: Sequence[NodeT],
+                         statuses: dict[str, Status]) -> list[NodeT]:
+    """findNodesThatPassExtenders (v1.30): the extenders run one after another, each on the
+    nodes the previous one kept; an extender not interested in the pod is skipped, and so is
+    one that fails while ignorable (a non-ignorable failure raises :class:`ApiError`).
+
+    ``statuses`` (node name -> Status, the Diagnosis' NodeToStatusMap) is updated in place,
+    with no plugin name on the statuses written: a FailedAndUnresolvableNodes entry becomes
+    UnschedulableAndUnresolvable carrying any earlier reasons of that node plus the extender's;
+    a FailedNodes entry (unless the same extender also listed it as unresolvable) becomes
+    Unschedulable, or is appended to the node's existing status as one more reason.
+
+    ``feasible`` may hold NodeInfo or Node objects; the same objects come back."""
+    current: list[NodeT] = list(feasible)
+    for ext in extenders:
+        if not current:
+            break
+        if not ext.is_interested(pod):
+            continue
+        by_name = {_node_of(n).meta.name: n for n in current}
+        try:
+            kept, failed, unresolvable = ext.filter(pod, [_node_of(n) for n in current])
+            unknown = next((n.meta.name for n in kept if n.meta.name not in by_name), None)
+            if unknown is not None:  # HTTPExtender checks this itself; other implementations may not
+                raise ApiError(f"extender {_go_quote(ext.name())} claims a filtered node {_go_quote(unknown)} "
+                               "which is not found in the input node list")
+        except ApiError:
+            if ext.is_ignorable():
+                continue
+            raise
+        for node, msg in unresolvable.items():
+            prev = statuses.get(node)
+            reasons = (prev.reasons if prev is not None else ()) + (msg,)
+            statuses[node] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+        for node, msg in failed.items():
+            if node in unresolvable:
+                continue
+            prev = statuses.get(node)
+            if prev is None:
+                statuses[node] = Status(Code.UNSCHEDULABLE, (msg,))
+            else:
+                statuses[node] = Status(prev.code, prev.reasons + (msg,), prev.plugin, prev.error)
+        current = [by_name[n.meta.name] for n in kept]
+    return current
+
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderScores:
+    """The extenders' part of prioritizeNodes: for each node, (extender name, score × weight ×
+    10) per extender that scored it, in extender order. Nodes no extender scored are absent."""
+
+    by_node: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+
+    def total(self, node: str) -> int:
+        return sum(s for _, s in self.by_node.get(node, ()))
+
+    def totals(self, nodes: Sequence[str]) -> IntArray:
+        """Totals aligned with ``nodes`` (0 where no extender scored), to add to the plugins'."""
+        return np.fromiter((self.total(n) for n in nodes), dtype=np.int64, count=len(nodes))
+
+    def scores_of(self, extender_name: str, nodes: Sequence[str]) -> IntArray:
+        """One extender's final scores aligned with ``nodes`` (as a PluginScores column)."""
+        out = np.zeros(len(nodes), dtype=np.int64)
+        for i, n in enumerate(nodes):
+            out[i] = sum(s for name, s in self.by_node.get(n, ()) if name == extender_name)
+        return out
+
+
+def _wrap_int64(v: int) -> int:
+    """Go's int64 arithmetic wraps around."""
+    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
+def run_prioritize_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, nodes: Sequence[NodeInfo | Node],
+                             *, executor: Executor | None = None) -> ExtenderScores:
+    """prioritizeNodes' extender part: every interested extender's Prioritize runs
+    concurrently (a thread each, or ``executor``); one that fails is left out (its scores are
+    simply missing, whether ignorable or not); each returned score adds
+    ``score × weight × (MaxNodeScore / MaxExtenderPriority)`` to its host. Hosts that are not
+    among ``nodes`` are dropped, as upstream never reads them."""
+    interested = [e for e in extenders if e.is_interested(pod)]
+    if not interested or not nodes:
+        return ExtenderScores()
+    plain = [_node_of(n) for n in nodes]
+    wanted = {n.meta.name for n in plain}
+
+    def call(ext: SchedulerExtender) -> tuple[list[tuple[str, int]], int] | None:
+        try:
+            return ext.prioritize(pod, plain)
+        except ApiError:
+            return None
+
+    results: list[tuple[list[tuple[str, int]], int] | None]
+    if len(interested) == 1:
+        results = [call(interested[0])]
+    elif executor is not None:
+        results = list(executor.map(call, interested))
+    else:
+        with ThreadPoolExecutor(max_workers=len(interested), thread_name_prefix="extender-prioritize") as pool:
+            results = list(pool.map(call, interested))
+    by_node: dict[str, list[tuple[str, int]]] = {}
+    for ext, res in zip(interested, results, strict=True):
+        if res is None:
+            continue
+        scores, weight = res
+        name = ext.name()
+        for host, score in scores:
+            if host in wanted:
+                by_node.setdefault(host, []).append((name, _wrap_int64(score * weight * EXTENDER_SCORE_SCALE)))
+    return ExtenderScores({k: tuple(v) for k, v in by_node.items()})
+
+
+def run_bind_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, node: str) -> tuple[bool, ApiError | None]:
+    """extendersBinding: the first binder extender interested in the pod binds it. Returns
+    (bound by an extender, its error). An ignorable binder that fails is skipped, so the next
+    binder, or the Bind plugins when (False, None) comes back, take over."""
+    for ext in extenders:
+        if not ext.is_binder() or not ext.is_interested(pod):
+            continue
+        try:
+            ext.bind(Binding.for_pod(pod, node))
+        except ApiError as e:
+            if ext.is_ignorable():
+                continue
+            return True, e
+        return True, None
+    return False, None
+
+
+def run_preemption_extenders(extenders: Sequence[SchedulerExtender], pod: Pod,
+                             victims: Mapping[str, VictimsLike], node_infos: NodeInfoGetter,
+                             ) -> dict[str, VictimsLike]:
+    """Evaluator.callExtenders: each interested extender that supports preemption narrows the
+    node -> victims map in turn; an ignorable extender's error skips it, and its nodes left
+    without victims are dropped, while for a non-ignorable one both raise :class:`ApiError`
+    (``expected at least one victim pod on node "..."``). Stops once no node is left."""
+    current: dict[str, VictimsLike] = dict(victims)
+    if not current:
+        return current
+    for ext in extenders:
+        if not ext.supports_preemption() or not ext.is_interested(pod):
+            continue
+        try:
+            result: dict[str, VictimsLike] = dict(ext.process_preemption(pod, current, node_infos))
+        except ApiError:
+            if ext.is_ignorable():
+                continue
+            raise
+        for node in list(result):
+            if not result[node].pods:
+                if ext.is_ignorable():
+                    del result[node]
+                    continue
+                raise ApiError(f"expected at least one victim pod on node {_go_quote(node)}")
+        current = result
+        if not current:
+            break
+    return current
+

@@ -1,0 +1,98 @@
+"""`kubesched bench` workloads at tiny sizes: every measured pod is bound and placed by the
+workload's rule (validity only, never timing), and each rule's check catches a violation."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kubesched._cache import Cache
+from kubesched.bench import WORKLOADS, run_bench
+from kubesched.cli import main
+
+
+@pytest.mark.parametrize(
+    ("workload", "nodes", "init_pods", "pods"),
+    [
+        ("basic", 120, 0, 150),
+        ("affinity", 120, 120, 80),
+        ("antiaffinity", 120, 30, 60),
+        ("spread", 120, 120, 90),
+    ],
+    ids=[
+        "basic workload binds every pod without overcommitting",
+        "node affinity workload keeps every pod in zone1 or zone2",
+        "pod anti-affinity workload never puts two green pods on one node",
+        "topology spread workload keeps the blue pods' zone skew at most 1",
+    ],
+)
+def test_workload_places_every_measured_pod_by_its_rule(workload: str, nodes: int, init_pods: int, pods: int) -> None:
+    res = run_bench(workload, nodes, pods, init_pods=init_pods, seed=7)
+    assert res.ok, res.problems
+    assert (res.bound, res.pods, res.init_pods) == (pods, pods, init_pods)
+    assert len(res.latencies) == pods
+
+
+def test_anti_affinity_workload_reports_pods_that_cannot_fit() -> None:
+    # 8 nodes cannot host 5 + 5 mutually anti-affine pods.
+    res = run_bench("antiaffinity", 8, 5, init_pods=5)
+    assert not res.ok
+    assert res.bound == 3
+    assert "2 pods not bound" in res.problems
+
+
+def _cache_for(workload: str, nodes: int, init: int, pods: int) -> tuple[Cache, dict[str, str], list[str]]:
+    """A cache holding the workload's nodes and running pods, every measured pod bound to
+    one node ignoring every rule (node-2, in zone3, for affinity; node-0 otherwise);
+    returns the check's problems."""
+    setup = WORKLOADS[workload].setup(nodes, pods, init)
+    cache = Cache(nodes)
+    cache.add_nodes(setup.nodes)
+    for p in setup.running:
+        cache.add_pod(p)
+    placed: dict[str, str] = {}
+    node = setup.nodes[2 if workload == "affinity" else 0].meta.name
+    for p in setup.measured:
+        cache.add_pod(dataclasses.replace(p, node_name=node))
+        placed[p.key] = node
+    assert setup.check is not None
+    return cache, placed, setup.check(cache, placed)
+
+
+@pytest.mark.parametrize(
+    ("workload", "fragment"),
+    [
+        ("affinity", "pods outside zone1/zone2"),
+        ("antiaffinity", "run more than one color=green pod"),
+        ("spread", "zone skew of color=blue pods is 2"),
+    ],
+    ids=["a pod in zone3 is reported", "two green pods on one node are reported", "a zone skew of 2 is reported"],
+)
+def test_workload_check_reports_a_broken_placement(workload: str, fragment: str) -> None:
+    _, _, problems = _cache_for(workload, 9, 3, 2)
+    assert any(fragment in p for p in problems), problems
+
+
+def test_cli_bench_json_reports_the_workload() -> None:
+    r = CliRunner().invoke(main, ["bench", "--workload", "spread", "--nodes", "30", "--init-pods", "30",
+                                  "--pods", "12", "-o", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert (data["workload"], data["nodes"], data["init_pods"], data["pods"], data["bound"]) == ("spread", 30, 30, 12, 12)
+    assert data["problems"] == []
+
+
+def test_cli_bench_offers_every_workload() -> None:
+    r = CliRunner().invoke(main, ["bench", "--help"])
+    assert r.exit_code == 0
+    for name in WORKLOADS:
+        assert name in r.output
+
+
+def test_cli_bench_rejects_an_empty_cluster_with_exit_code_2() -> None:
+    r = CliRunner().invoke(main, ["bench", "--nodes", "0", "--pods", "1"])
+    assert r.exit_code == 2
+    assert "at least one node" in r.output
