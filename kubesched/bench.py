@@ -300,3 +300,184 @@ def run_bench(workload: str, num_nodes: int, num_pods: int | None = None, *, ini
     if setup.check is not None and placed:
         problems.extend(setup.check(cache, placed))
     return BenchResult(workload, num_nodes, num_pods, elapsed, latencies, bound, problems, len(setup.running))
+
+
+# ----------------------------------------------------------------------------- extender
+# The extender workload measures what one local HTTP extender (filter + prioritize, written
+# with kubesched's SDK and served in-process by uvicorn on 127.0.0.1) adds to a scheduling
+# attempt: the same basic pods on the same nodes, scheduled once without the extender and
+# once with it per nodeCacheCapable setting; the figure is the difference of the per-attempt
+# latencies. The extender rejects every node whose index ends in 9 and scores node i with
+# i % 11; every run checks that each pod was bound, never on a rejected node, and (with the
+# extender) that the extender's scores reached the scheduler.
+EXTENDER_NODE_COUNTS = (100, 1000)
+EXTENDER_DEFAULT_PODS = 100
+EXTENDER_REJECT = "bench extender: node index ends in 9"
+
+
+def _node_index(name: str) -> int:
+    return int(name.rsplit("-", 1)[1])
+
+
+def _extender_rejects(name: str) -> bool:
+    return _node_index(name) % 10 == 9
+
+
+@dataclass(slots=True)
+class ExtenderRun:
+    """One scheduling run of the extender workload: ``mode`` is ``none`` (no extender),
+    ``nodes`` (nodeCacheCapable false: full nodes on the wire) or ``names`` (true)."""
+
+    nodes: int
+    mode: str
+    latencies: list[float]
+    bound: int
+
+    def mean_ms(self) -> float:
+        return float(np.mean(self.latencies)) * 1000 if self.latencies else 0.0
+
+    def p50_ms(self) -> float:
+        return float(np.percentile(np.asarray(self.latencies), 50)) * 1000 if self.latencies else 0.0
+
+
+@dataclass(slots=True)
+class ExtenderBenchResult:
+    pods: int
+    runs: list[ExtenderRun] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    workload: str = "extender"
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def baseline(self, nodes: int) -> ExtenderRun | None:
+        return next((r for r in self.runs if r.nodes == nodes and r.mode == "none"), None)
+
+    def added(self, run: ExtenderRun) -> tuple[float, float]:
+        """(mean, p50) ms the extender adds per attempt over the run without it."""
+        base = self.baseline(run.nodes)
+        if base is None:
+            return 0.0, 0.0
+        return run.mean_ms() - base.mean_ms(), run.p50_ms() - base.p50_ms()
+
+    def as_dict(self) -> dict[str, Any]:
+        rows = []
+        for r in self.runs:
+            row: dict[str, Any] = {"nodes": r.nodes, "nodeCacheCapable": None if r.mode == "none" else r.mode == "names",
+                                   "extender": r.mode != "none", "mean_ms": round(r.mean_ms(), 3),
+                                   "p50_ms": round(r.p50_ms(), 3), "bound": r.bound}
+            if r.mode != "none":
+                mean, p50 = self.added(r)
+                row["added_mean_ms"] = round(mean, 3)
+                row["added_p50_ms"] = round(p50, 3)
+            rows.append(row)
+        return {"workload": self.workload, "pods": self.pods, "runs": rows, "problems": self.problems}
+
+    def summary(self) -> str:
+        lines = [f"workload=extender pods per run={self.pods} (one local extender: filter + prioritize, "
+                 "SDK server in-process on 127.0.0.1)",
+                 f"{'nodes':>6}  {'nodeCacheCapable':<16}  {'mean ms':>9}  {'p50 ms':>9}  {'added mean':>10}  "
+                 f"{'added p50':>9}"]
+        for r in self.runs:
+            label = "no extender" if r.mode == "none" else str(r.mode == "names").lower()
+            if r.mode == "none":
+                lines.append(f"{r.nodes:>6}  {label:<16}  {r.mean_ms():>9.3f}  {r.p50_ms():>9.3f}")
+            else:
+                mean, p50 = self.added(r)
+                lines.append(f"{r.nodes:>6}  {label:<16}  {r.mean_ms():>9.3f}  {r.p50_ms():>9.3f}  "
+                             f"{mean:>+10.3f}  {p50:>+9.3f}")
+        return "\n".join(lines)
+
+
+def _bench_extender_app(nodes: list[Node]) -> Any:
+    from kubesched.extender.server import ExtenderApp
+
+    app = ExtenderApp(prefix="/bench", title="kubesched bench extender")
+
+    @app.filter_node
+    def reject_index_nine(pod: Pod, node: Node) -> str | None:
+        return EXTENDER_REJECT if _extender_rejects(node.meta.name) else None
+
+    @app.score_node
+    def index_mod_eleven(pod: Pod, node: Node) -> int:
+        return _node_index(node.meta.name) % 11
+
+    app.node_cache.update(nodes)  # what an informer would hold, for nodeCacheCapable requests
+    return app
+
+
+def _run_extender_once(nodes: list[Node], pods: list[Pod], extenders: list[Any], seed: int
+                       ) -> tuple[list[float], dict[str, str], list[str]]:
+    cache = Cache(len(nodes))
+    cache.add_nodes(nodes)
+    nominator = Nominator()
+    rng = random.Random(seed)
+    namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})]
+    objects = MemoryObjects(pods=pods, namespaces=namespaces)
+    cfg = default_configuration()
+    profile = cfg.profiles[0]
+    handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng,
+                             extenders=extenders)
+    fwk = build_framework(profile, REGISTRY, handle)
+    sched = Scheduler({profile.scheduler_name: fwk}, cache, nominator, rng=rng, extenders=extenders,
+                      percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0)
+    latencies: list[float] = []
+    placed: dict[str, str] = {}
+    problems: list[str] = []
+    clock = time.perf_counter
+    unscored = 0
+    for pod in pods:
+        t0 = clock()
+        a = sched.schedule_one(pod)
+        latencies.append(clock() - t0)
+        if a.outcome == "Scheduled" and a.node is not None:
+            placed[pod.key] = a.node
+        elif len(problems) < 5:
+            problems.append(f"{pod.key}: {a.message}")
+        if extenders and len(a.feasible) > 1 and (a.extender_scores is None or not a.extender_scores.by_node):
+            unscored += 1
+    if unscored:
+        problems.append(f"{unscored} attempts got no extender scores")
+    bad = [k for k, n in placed.items() if extenders and _extender_rejects(n)]
+    if bad:
+        problems.append(f"{len(bad)} pods on nodes the extender rejects (e.g. {bad[0]} on {placed[bad[0]]})")
+    if len(placed) != len(pods):
+        problems.append(f"{len(pods) - len(placed)} pods not bound")
+    for ni in cache.node_infos.values():
+        if ni.requested.milli_cpu > ni.allocatable.milli_cpu or len(ni.pods) > ni.allocatable.allowed_pod_number:
+            problems.append(f"node {ni.name} is over capacity")
+            break
+    return latencies, placed, problems
+
+
+def run_extender_bench(node_counts: tuple[int, ...] = EXTENDER_NODE_COUNTS, num_pods: int | None = None, *,
+                       seed: int = 1) -> ExtenderBenchResult:
+    """For each node count: the basic pods scheduled without extender, then with the bench
+    extender sending full nodes (nodeCacheCapable false), then node names (true)."""
+    from kubesched.config.types import Extender as ExtenderConfig
+    from kubesched.extender import HTTPExtender
+    from kubesched.extender.server import ServerThread
+
+    num_pods = EXTENDER_DEFAULT_PODS if num_pods is None else num_pods
+    if not node_counts or min(node_counts) < 1 or num_pods < 0:
+        raise KubeschedError(f"want at least one node and no negative pod count, got nodes={list(node_counts)} "
+                             f"pods={num_pods}")
+    res = ExtenderBenchResult(num_pods)
+    for n in node_counts:
+        nodes = basic_nodes(n)
+        pods = basic_pods(num_pods)
+        latencies, placed, problems = _run_extender_once(nodes, pods, [], seed)
+        res.runs.append(ExtenderRun(n, "none", latencies, len(placed)))
+        res.problems.extend(f"{n} nodes, no extender: {p}" for p in problems)
+        with ServerThread(_bench_extender_app(nodes)) as srv:
+            for cache_capable in (False, True):
+                cfg = ExtenderConfig(url_prefix=srv.url + "/bench", filter_verb="filter",
+                                     prioritize_verb="prioritize", weight=1, node_cache_capable=cache_capable)
+                with HTTPExtender(cfg) as ext:
+                    latencies, placed, problems = _run_extender_once(nodes, pods, [ext], seed)
+                mode = "names" if cache_capable else "nodes"
+                res.runs.append(ExtenderRun(n, mode, latencies, len(placed)))
+                res.problems.extend(f"{n} nodes, nodeCacheCapable={str(cache_capable).lower()}: {p}"
+                                    for p in problems)
+    return res

@@ -188,7 +188,9 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
         for node in sorted(node_names):
             if node in data["failures"]:
                 f = data["failures"][node]
-                verdict = f"[red]{f['plugin'] or 'PreFilterResult'}[/red]: {', '.join(f['reasons'])}"
+                # Statuses without a plugin come from filter extenders or from a PreFilterResult.
+                who = f["plugin"] or ("Extender" if node in step.attempt.extender_failed else "PreFilterResult")
+                verdict = f"[red]{who}[/red]: {', '.join(f['reasons'])}"
             elif node in feasible:
                 verdict = "[green]feasible[/green]"
             else:
@@ -206,26 +208,35 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
 
 
 @main.command()
-@click.option("--nodes", type=int, default=5000, show_default=True)
+@click.option("--nodes", type=int, default=None,
+              help="Nodes. [default: 5000; extender: runs at 100 and at 1000 nodes]")
 @click.option("--pods", type=int, default=None,
               help="Measured pods (scheduled and timed). [default: basic 10000, affinity 1000, antiaffinity 1000, "
-                   "spread 2000]")
+                   "spread 2000, extender 100 per run]")
 @click.option("--init-pods", "init_pods", type=int, default=None,
               help="Running pods, bound before the clock starts. [default: basic 0, affinity 5000, "
                    "antiaffinity 1000, spread 5000]")
-@click.option("--workload", type=click.Choice(["basic", "affinity", "antiaffinity", "spread"]), default="basic",
-              show_default=True,
+@click.option("--workload", type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "extender"]),
+              default="basic", show_default=True,
               help="basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
-                   "SchedulingPodAntiAffinity; spread: TopologySpreading (scheduler_perf shapes).")
+                   "SchedulingPodAntiAffinity; spread: TopologySpreading (scheduler_perf shapes); extender: the "
+                   "latency one local HTTP extender (filter + prioritize) adds per scheduling attempt, with "
+                   "nodeCacheCapable false and true, against the same run without it.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
 @_guard
-def bench(nodes: int, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str) -> None:
+def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str) -> None:
     """Scheduling throughput on a scheduler_perf-shaped workload, in memory; exits 2 when a
     pod was not bound or placed against the workload's rule."""
-    from kubesched.bench import run_bench
+    from kubesched.bench import EXTENDER_NODE_COUNTS, ExtenderBenchResult, run_bench, run_extender_bench
 
-    res = run_bench(workload, nodes, pods, init_pods=init_pods, seed=seed)
+    res: Any
+    if workload == "extender":
+        counts = EXTENDER_NODE_COUNTS if nodes is None else (nodes,)
+        res = run_extender_bench(counts, pods, seed=seed)
+        assert isinstance(res, ExtenderBenchResult)
+    else:
+        res = run_bench(workload, 5000 if nodes is None else nodes, pods, init_pods=init_pods, seed=seed)
     if output == "json":
         click.echo(json.dumps(res.as_dict(), indent=1))
     else:

@@ -22,11 +22,13 @@ import numpy as np
 from kubesched._cache import Cache
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
-from kubesched.errors import KubeschedError
+from kubesched.errors import ApiError, KubeschedError
+from kubesched.extender import ExtenderScores, run_bind_extenders, run_filter_extenders, run_prioritize_extenders
 from kubesched.framework import (
     NOMINATING_OVERRIDE,
     Code,
     CycleState,
+    Extender,
     NodeInfo,
     NominatingInfo,
     PodInfo,
@@ -41,6 +43,10 @@ from kubesched.plugins.helpers.fiterror import fit_error_message
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+# framework.ExtenderName: the fake plugin name recorded when filter extenders rejected nodes.
+EXTENDER_NAME = "Extender"
+# The trace's / --explain's score key of one extender's contribution: EXTENDER_SCORE_PREFIX + its name.
+EXTENDER_SCORE_PREFIX = "Extender:"
 EVENT_MESSAGE_LIMIT = 1024
 _NAME = attrgetter("name")
 _INDEX = attrgetter("index")
@@ -82,6 +88,10 @@ class Attempt:
     feasible: list[str] = field(default_factory=list)
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
     scores: ScoreResult | None = None
+    # The extenders' part of the scores (already in scores.totals), per node and extender.
+    extender_scores: ExtenderScores | None = None
+    # Nodes whose status the filter extenders set or added a reason to.
+    extender_failed: set[str] = field(default_factory=set)
     message: str | None = None
     nominated_node: str | None = None
     victims: list[Pod] = field(default_factory=list)
@@ -115,10 +125,15 @@ class Scheduler:
         deterministic: bool = False,
         rng: random.Random | None = None,
         percentage_of_nodes_to_score: int = 0,
-        bind: Callable[[Pod, str], Pod] | None = None,
+        bind: Callable[[Pod, str], object] | None = None,
         set_nominated_node: Callable[[Pod, str], Pod] | None = None,
         clock: Callable[[], float] | None = None,
+        extenders: Sequence[Extender] = (),
     ) -> None:
+        """``extenders``: the configured extenders (kubesched.extender.new_http_extenders),
+        ignorable ones last. ``bind``: records in the cluster a binding an extender made (it
+        posted the Binding itself; a simulated API server must still learn of it); it may
+        raise ApiError (e.g. 409), which fails the binding like the extender's own error."""
         self.profiles = dict(profiles)
         self.cache = cache
         self.nominator = nominator
@@ -131,6 +146,9 @@ class Scheduler:
         self.clock = clock
         self.victims: list[Pod] = []  # filled by the deleter during a cycle
         self._rows_cache: tuple[Sequence[NodeInfo], IntArray] | None = None
+        self.extenders: tuple[Extender, ...] = tuple(extenders)
+        self._has_filter_extenders = any(e.is_filter() for e in self.extenders)
+        self._has_prioritizer_extenders = any(e.is_prioritizer() for e in self.extenders)
 
     # ------------------------------------------------------------------ helpers
     def framework_for(self, pod: Pod) -> Framework | None:
@@ -162,7 +180,9 @@ class Scheduler:
         if n == 0:
             return []
         k = self.num_feasible_nodes_to_find(fwk, n)
-        if not fwk.has_score_plugins():
+        # One feasible node is enough only when nothing will compare them: no filter extender
+        # may still reject it, and neither Score plugins nor prioritizing extenders score.
+        if not self._has_filter_extenders and not fwk.has_score_plugins() and not self._has_prioritizer_extenders:
             k = 1
         start = self.next_start_node_index % n
         if not fwk.has_filter_plugins():
@@ -289,8 +309,13 @@ class Scheduler:
                 scratch = Diagnosis(node_to_status=diagnosis.node_to_status)
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated_info)
                 if st is None or st.code == Code.SUCCESS:
-                    return [nominated_info]
-                if st.code != Code.ERROR:
+                    try:
+                        passed = self.find_nodes_that_pass_extenders(pod, [nominated_info], attempt)
+                    except ApiError:
+                        passed = []  # only logged upstream: evaluation falls through to all nodes
+                    if passed:
+                        return passed
+                elif st.code != Code.ERROR:
                     scratch.node_to_status[nominated_info.name] = st
         nodes = all_nodes
         if pre_res is not None and pre_res.node_names is not None:
@@ -300,7 +325,25 @@ class Scheduler:
         processed = len(feasible) + len(diagnosis.node_to_status)
         if nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(nodes)
-        return feasible
+        after = self.find_nodes_that_pass_extenders(pod, feasible, attempt)
+        if len(after) != len(feasible):
+            # Extenders have no queueing hints: any cluster event may requeue the pod.
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return after
+
+    def find_nodes_that_pass_extenders(self, pod: Pod, feasible: list[NodeInfo], attempt: Attempt) -> list[NodeInfo]:
+        """findNodesThatPassExtenders: the filter extenders in turn over the feasible nodes;
+        their FailedNodes / FailedAndUnresolvableNodes become Unschedulable /
+        UnschedulableAndUnresolvable statuses (no plugin name) in the diagnosis. A
+        non-ignorable extender's failure raises ApiError."""
+        if not self._has_filter_extenders or not feasible:
+            return feasible
+        statuses = attempt.diagnosis.node_to_status
+        before = dict(statuses)
+        try:
+            return run_filter_extenders(self.extenders, pod, feasible, statuses)
+        finally:
+            attempt.extender_failed.update(n for n, s in statuses.items() if before.get(n) is not s)
 
     # ------------------------------------------------------------------ scoring
     def select_host(self, result: ScoreResult) -> NodeInfo:
@@ -326,7 +369,7 @@ class Scheduler:
             return None
         if len(feasible) == 1:
             return feasible[0]
-        if not fwk.has_score_plugins():
+        if not fwk.has_score_plugins() and not self.extenders:
             # prioritizeNodes without scorers: every node scores 1.
             result = ScoreResult(feasible, np.ones(len(feasible), np.int64))
         else:
@@ -334,6 +377,12 @@ class Scheduler:
             if s is not None and not s.is_success():
                 raise ScheduleError(s.message)
             result = fwk.run_score_plugins(state, pod, feasible)
+            if self._has_prioritizer_extenders:
+                # Each extender score adds score x weight x 10 to its node (errors ignored).
+                ext = run_prioritize_extenders(self.extenders, pod, feasible)
+                if ext.by_node:
+                    result.totals += ext.totals([ni.name for ni in feasible])
+                attempt.extender_scores = ext
         attempt.scores = result
         return self.select_host(result)
 
@@ -428,19 +477,32 @@ class Scheduler:
 
     def binding_cycle(self, attempt: Attempt) -> Attempt:
         """bindingCycle: WaitOnPermit, PreBind, Bind (first non-Skip plugin), PostBind. Any
-        failure runs Unreserve (reverse order), forgets the assumed pod and reports."""
+        failure runs Unreserve (reverse order), forgets the assumed pod and reports.
+
+        A pod held at Permit must have been decided (allowed or rejected) before its binding
+        cycle runs: the simulators run it once ``attempt.waiting.done``."""
         fwk, state, assumed, host = attempt.framework, attempt.state, attempt.assumed, attempt.host
         assert fwk is not None and state is not None and assumed is not None
         if attempt.waiting is not None:
+            # WaitOnPermit: the pod leaves the waiting map whatever the decision.
             wp = attempt.waiting
             fwk.handle.waiting_pods.remove(assumed.uid)
             attempt.waiting = None
-            if wp.result is None or not wp.result.is_success():
-                status = wp.result or Status(Code.UNSCHEDULABLE, ("pod was not allowed by its Permit plugins",))
-                return self._fail_after_assume(attempt, status)
+            s = wp.result
+            if s is None:
+                s = Status(Code.ERROR, (f"waiting on permit for pod: pod {assumed.key} is still waiting on "
+                                        f"plugin(s) {', '.join(wp.pending_plugins())}",))
+            elif not s.is_success() and not s.is_rejected():
+                s = Status(Code.ERROR, (f"waiting on permit for pod: {s.message}",), s.plugin, s.error)
+            if not s.is_success():
+                return self._fail_after_assume(attempt, s)
         s = fwk.run_pre_bind_plugins(state, assumed, host)
         if s is None or s.is_success():
-            s = fwk.run_bind_plugins(state, assumed, host)
+            s = self.bind_pod(fwk, state, assumed, host)
+            if s is not None and s.code == Code.SKIP:
+                # Every Bind plugin skipped: nothing bound the pod (a scheduler error upstream,
+                # with an empty message there).
+                s = Status(Code.ERROR, (f"running Bind plugins: every Bind plugin skipped pod {assumed.key}",))
         if s is not None and not s.is_success():
             return self._fail_after_assume(attempt, s)
         self.cache.finish_binding(assumed)
@@ -449,13 +511,29 @@ class Scheduler:
         attempt.node = host
         return attempt
 
+    def bind_pod(self, fwk: Framework, state: CycleState, assumed: Pod, host: str) -> Status | None:
+        """Scheduler.bind: the first interested binder extender binds the pod (its error fails
+        the binding cycle); without one, the Bind plugins do."""
+        if self.extenders:
+            try:
+                bound, err = run_bind_extenders(self.extenders, assumed, host)
+                if bound and err is None and self._bind is not None:
+                    self._bind(assumed, host)
+            except ApiError as e:
+                bound, err = True, e
+            if bound:
+                return Status.as_error(err) if err is not None else None
+        return fwk.run_bind_plugins(state, assumed, host)
+
     def _fail_after_assume(self, attempt: Attempt, s: Status) -> Attempt:
         fwk, state, assumed, host = attempt.framework, attempt.state, attempt.assumed, attempt.host
         assert fwk is not None and state is not None and assumed is not None
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         self.cache.forget_pod(assumed)
         attempt.outcome = "Unschedulable" if s.is_rejected() else "Error"
-        attempt.diagnosis.node_to_status[host] = s
+        # The FitError of a Reserve/Permit/binding rejection holds the selected node alone, and
+        # only the rejecting plugin counts for requeueing (not the filters of the cycle).
+        attempt.diagnosis = Diagnosis(node_to_status={host: s})
         attempt.diagnosis.add_plugin_status(s)
         # A Reserve/Permit rejection is a FitError over the one selected node.
         attempt.message = truncate_message(fit_error_message(1, {host: s}) if s.is_rejected() else s.message)

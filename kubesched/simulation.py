@@ -23,10 +23,11 @@ from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.errors import ApiError
+from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
 from kubesched.framework import PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod
 from kubesched.plugins.registry import REGISTRY, Factory
-from kubesched.scheduler import Attempt, Scheduler
+from kubesched.scheduler import EXTENDER_SCORE_PREFIX, Attempt, Scheduler
 
 MAX_ATTEMPTS = 3
 ORACLE = "kube-scheduler v1.30.12"
@@ -53,6 +54,14 @@ class SimulationResult:
 def step_to_json(step: Step) -> dict[str, Any]:
     a = step.attempt
     scores = a.scores.as_dict() if a.scores is not None and len(a.feasible) > 1 else {}
+    if scores and a.extender_scores is not None:
+        # Each extender's final score (score x weight x 10) on the nodes it scored; none in
+        # the conformance corpus, which configures no extender.
+        for node, per_extender in a.extender_scores.by_node.items():
+            if node in scores:
+                for name, score in per_extender:
+                    key = EXTENDER_SCORE_PREFIX + name
+                    scores[node][key] = scores[node].get(key, 0) + score
     total = {ni.name: int(t) for ni, t in zip(a.scores.nodes, a.scores.totals, strict=True)} if scores and a.scores else {}
     return {
         "pod": a.pod.key,
@@ -70,7 +79,10 @@ def step_to_json(step: Step) -> dict[str, Any]:
 
 
 class Simulator:
-    """Loads the objects into an in-memory cluster and runs the scheduler over it."""
+    """Loads the objects into an in-memory cluster and runs the scheduler over it.
+
+    The configuration's ``extenders`` are called over HTTP (one client each, closed when
+    :meth:`run` ends, or by :meth:`close` / leaving a ``with`` block)."""
 
     def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
                  deterministic: bool = False, seed: int | None = None,
@@ -91,18 +103,37 @@ class Simulator:
         self._time = objs.latest_timestamp
         self.profiles: dict[str, Framework] = {}
         reg = registry if registry is not None else REGISTRY
-        for profile in self.config.profiles:
-            handle = FrameworkHandle(
-                self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
-                binder=self._bind, deleter=self._delete, clear_nomination=self._clear_nomination,
-                deterministic=deterministic, rng=self.rng,
-            )
-            self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle)
+        # buildExtenders: ignoredByScheduler resources replace NodeResourcesFit's ignoredResources.
+        profiles = with_ignored_extended_resources(self.config.profiles, self.config.extenders)
+        self.extenders: list[HTTPExtender] = new_http_extenders(self.config.extenders)
+        try:
+            for profile in profiles:
+                handle = FrameworkHandle(
+                    self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
+                    binder=self._bind, deleter=self._delete, clear_nomination=self._clear_nomination,
+                    deterministic=deterministic, rng=self.rng, extenders=self.extenders,
+                )
+                self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle)
+        except BaseException:
+            self.close()
+            raise
         self.scheduler = Scheduler(
             self.profiles, self.cache, self.nominator, deterministic=deterministic, rng=self.rng,
             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score or 0,
             set_nominated_node=self._set_nominated, clock=lambda: self._time,
+            extenders=self.extenders, bind=self._bind,
         )
+
+    def close(self) -> None:
+        """Close the extenders' HTTP clients."""
+        for ext in self.extenders:
+            ext.close()
+
+    def __enter__(self) -> Simulator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- cluster actions (what the API server would do)
     def _bind(self, pod: Pod, node: str) -> None:
@@ -173,6 +204,12 @@ class Simulator:
         return [qi.pod for qi, _ in infos], skipped
 
     def run(self) -> SimulationResult:
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> SimulationResult:
         result = SimulationResult()
         for p in self.objs.pods:
             if p.nominated_node_name and not p.node_name:

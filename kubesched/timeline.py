@@ -98,10 +98,18 @@ class TimelineSimulator(Simulator):
         )
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
-        self._changed = False  # a cluster change since the last unschedulable flush
+        # Cluster changes so far (binds, victims, nominations), and for each queued pod that
+        # failed, how many there had been at its last failure: a retry can only succeed if the
+        # cluster changed since.
+        self._changes = 0
+        self._failed_at_change: dict[str, int] = {}
+        # Pods failing with an Error (not a rejection), which may be transient: since when,
+        # and at which change count, they have been failing with no cluster change.
+        self._erring: dict[str, tuple[float, int]] = {}
         self._result = TimelineResult()
         self._attempts: Counter[str] = Counter()
-        self._in_flight: list[Attempt] = []  # pods waiting at Permit
+        # Pods held at Permit: their attempt and queue entry, until their binding cycle runs.
+        self._in_flight: list[tuple[Attempt, QueuedPodInfo]] = []
         for name, fwk in self.profiles.items():
             del name
             fwk.handle._deleter = self._delete_gracefully  # noqa: SLF001 - the simulator owns its handles
@@ -124,8 +132,11 @@ class TimelineSimulator(Simulator):
     # ---- cluster actions
     def _delete_gracefully(self, victim: Pod, reason: str) -> None:
         """prepareCandidate: reject a waiting victim, else mark it terminating (DisruptionTarget
-        condition, deletionTimestamp) and remove it after its grace period."""
+        condition, deletionTimestamp) and remove it after its grace period. The Preempted event
+        is recorded for every victim, even one already terminating (chosen again by a
+        higher-priority preemptor): its second deletion changes nothing."""
         self.scheduler.victims.append(victim)
+        self._event("Preempted", victim, f"Preempted by pod {self._preemptor_uid} on node {victim.node_name}")
         for fwk in self.profiles.values():
             wp = fwk.handle.get_waiting_pod(victim.uid)
             if wp is not None:
@@ -142,9 +153,15 @@ class TimelineSimulator(Simulator):
         self.cache.add_pod(terminating)
         self.current[victim.uid] = terminating
         self.objects.set_pod(terminating)
-        self._event("Preempted", victim, f"Preempted by pod {self._preemptor_uid} on node {victim.node_name}")
+        self._changes += 1
+        # The informer's update of the victim (AssignedPodUpdate) arrives after the preemptor's
+        # failure is handled.
+        self._at(now, functools.partial(self._victim_updated, cur, terminating))
         grace = max(terminating.termination_grace_period_seconds, 0)
         self._at(now + grace, lambda: self._victim_gone(terminating))
+
+    def _victim_updated(self, old: Pod, new: Pod) -> None:
+        self._count_moves(self.queue.assigned_pod_updated(old, new))
 
     def _victim_gone(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)
@@ -152,7 +169,7 @@ class TimelineSimulator(Simulator):
         self.nominator.delete(pod)
         self.deleted.add(pod.uid)
         self._event("Deleted", pod, f"pod {pod.key} terminated after its grace period")
-        self._changed = True
+        self._changes += 1
         self._count_moves(self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE))
 
     def _count_moves(self, moved: int) -> None:
@@ -184,9 +201,9 @@ class TimelineSimulator(Simulator):
                 break
             self.clock.set(max(nxt, self.clock.now()))
             self.queue.flush_backoff_q_completed()
-            if self.queue.flush_unschedulable_pods_leftover():
-                self._changed = False
+            self.queue.flush_unschedulable_pods_leftover()
         self._finish(res)
+        self.close()  # the extenders' HTTP clients
         return res
 
     def _arrive(self, pod: Pod) -> None:
@@ -199,18 +216,29 @@ class TimelineSimulator(Simulator):
         while self._timers and self._timers[0][0] <= now:
             _, _, fn = heapq.heappop(self._timers)
             fn()
-        for attempt in list(self._in_flight):
-            fwk = attempt.framework
-            assert fwk is not None
+        if not self._in_flight:
+            return
+        for fwk in self.profiles.values():
             fwk.handle.waiting_pods.expire(now)
-            if attempt.waiting is not None and attempt.waiting.done:
-                self._in_flight.remove(attempt)
-                self._finish_binding(attempt)
+        # A binding cycle may decide other waiting pods (an Unreserve rejecting the pod's
+        # siblings), earlier in the list too: run until no decided pod is left, or one could
+        # stay reserved forever (a decided pod has no deadline to wake the loop up).
+        while True:
+            decided = [entry for entry in self._in_flight if entry[0].waiting is None or entry[0].waiting.done]
+            if not decided:
+                return
+            for entry in decided:
+                self._in_flight.remove(entry)
+                self._finish_binding(*entry)
 
     def _next_time(self) -> float | None:
-        """When something can next happen: a timer, a waiting pod's deadline, a backoff
-        expiry — or the 5-minute leftover flush, but only if the cluster changed since the
-        pods there last failed (otherwise they would fail again, forever)."""
+        """When something can next happen: a timer (an arrival, a victim gone), a waiting
+        pod's deadline, a backoff expiry or the 5-minute leftover flush. A queued pod whose
+        last failure came after the latest cluster change would only fail the same way again
+        (upstream retries it forever): when nothing but such retries is left, the run ends
+        (None). Until then they are all simulated, so the timeline keeps upstream's retries.
+        An Error, unlike a rejection, may be transient: such a pod counts as worth retrying
+        until it has been failing for podMaxInUnschedulablePodsDuration (5 min) with no change."""
         candidates = []
         if self._timers:
             candidates.append(self._timers[0][0])
@@ -218,21 +246,37 @@ class TimelineSimulator(Simulator):
             d = fwk.handle.waiting_pods.next_deadline()
             if d is not None:
                 candidates.append(d)
-        if self.queue.num_backoff:
-            t = self.queue.next_event_time()
-            if t is not None:
-                candidates.append(t)
-        if not candidates and self._changed and self.queue.num_unschedulable - self.queue.num_gated > 0:
-            t = self.queue.next_event_time()
-            if t is not None:
-                candidates.append(t)
+        if not candidates and not self._retry_may_help():
+            return None
+        t = self.queue.next_event_time()
+        if t is not None:
+            candidates.append(t)
         return min(candidates) if candidates else None
+
+    def _retry_may_help(self) -> bool:
+        """Whether some pod waiting in backoffQ/unschedulablePods failed before the latest
+        change, or is still within its grace for errors."""
+        changes, now = self._changes, self.clock.now()
+        limit = self.queue.pod_max_in_unschedulable_pods_duration
+        for uid, seen in self._failed_at_change.items():
+            if seen < changes:
+                return True
+            erring = self._erring.get(uid)
+            if erring is not None and now - erring[0] < limit:
+                return True
+        return False
+
+    def _set_nominated(self, pod: Pod, node: str) -> Pod:
+        if self.current.get(pod.uid, pod).nominated_node_name != node:
+            self._changes += 1  # a nomination counts in others' filtering
+        return super()._set_nominated(pod, node)
 
     def _schedule(self, qpi: QueuedPodInfo) -> None:
         pod = self.current.get(qpi.pod.uid, qpi.pod)
         if pod.uid in self.deleted or pod.node_name:
             self.queue.done(pod.uid)
             return
+        self._failed_at_change.pop(pod.uid, None)
         cycle = self.queue.scheduling_cycle
         self._preemptor_uid = pod.uid
         attempt = self.scheduler.scheduling_cycle(pod)
@@ -242,28 +286,35 @@ class TimelineSimulator(Simulator):
                 and attempt.assumed is None and attempt.num_all_nodes:
             self._result.metrics.preemption_attempts += 1
         if attempt.outcome == "Waiting":
-            self._in_flight.append(attempt)
-            self._record(attempt, qpi)
+            # The pod stays in flight (not Done in the queue) until its binding cycle.
+            self._in_flight.append((attempt, qpi))
             return
-        if attempt.outcome == "Assumed":
+        binding = attempt.outcome == "Assumed"
+        if binding:
             self.scheduler.binding_cycle(attempt)
-        self._after(attempt, qpi, cycle)
+        self._after(attempt, qpi, cycle, binding=binding)
 
-    def _finish_binding(self, attempt: Attempt) -> None:
+    def _finish_binding(self, attempt: Attempt, qpi: QueuedPodInfo) -> None:
+        """The binding cycle of a pod held at Permit, once allowed or rejected (its queue entry
+        keeps its attempts count, hence its backoff)."""
         self.scheduler.binding_cycle(attempt)
-        pod = attempt.pod
-        qpi = self.queue.new_queued_pod_info(pod)
-        self._after(attempt, qpi, self.queue.scheduling_cycle)
+        self._after(attempt, qpi, self.queue.scheduling_cycle, binding=True)
 
-    def _after(self, attempt: Attempt, qpi: QueuedPodInfo, cycle: int) -> None:
+    def _after(self, attempt: Attempt, qpi: QueuedPodInfo, cycle: int, *, binding: bool = False) -> None:
+        """handleSchedulingFailure (or the success path) after a scheduling cycle, or after a
+        binding cycle (``binding``) that ran."""
         pod = attempt.pod
         self._record(attempt, qpi)
+        if attempt.outcome == "Error":
+            self._erring_since(pod.uid)
+        else:
+            self._erring.pop(pod.uid, None)
         if attempt.outcome == "Scheduled":
             self._result.metrics.schedule_attempts["scheduled"] += 1
             self.queue.done(pod.uid)
             bound = self.current[pod.uid]
             self._event("Scheduled", pod, f"Successfully assigned {pod.key} to {attempt.node}")
-            self._changed = True
+            self._changes += 1
             self.queue.assigned_pod_added(bound)
             return
         result = "unschedulable" if attempt.outcome == "Unschedulable" else "error"
@@ -271,16 +322,41 @@ class TimelineSimulator(Simulator):
         self._event("FailedScheduling", pod, attempt.message or attempt.error or "")
         if attempt.nominated_node:
             self._event("Nominated", pod, f"nominated to {attempt.nominated_node}")
+        bound = self.current.get(pod.uid, pod)
+        if bound.node_name:
+            # The bind went through although the binding cycle failed (a Bind plugin reported an
+            # error after binding): the informer adds the bound pod to the cache, and the failure
+            # handler does not requeue it ("Pod has been assigned to node. Abort adding it back").
+            if self.cache.node_of(bound) is None:
+                self.cache.add_pod(bound)
+            self.queue.done(pod.uid)
+            self._changes += 1
+            self.queue.assigned_pod_added(bound)
+            return
         if attempt.assumed is not None:
-            # A rejected binding frees what the pod had reserved: AssignedPodDelete (excluding itself).
+            self._changes += 1  # what the pod had reserved is free again
+        # handleBindingCycleError: forgetting the assumed pod is an AssignedPodDelete — before
+        # the failure handler for an error, after it (sparing the pod itself) for a rejection.
+        # A Reserve/Permit failure in the scheduling cycle moves nothing.
+        if binding and attempt.outcome != "Unschedulable":
             self._count_moves(self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE))
         current = self.current.get(pod.uid, pod)
         qpi.pod_info = PodInfo(current)
-        qpi.unschedulable_plugins = set(attempt.diagnosis.unschedulable_plugins)
-        qpi.pending_plugins = set(attempt.diagnosis.pending_plugins)
+        # Only a FitError (a rejection) names rejector plugins; an error retries after backoff.
+        rejected = attempt.outcome == "Unschedulable"
+        qpi.unschedulable_plugins = set(attempt.diagnosis.unschedulable_plugins) if rejected else set()
+        qpi.pending_plugins = set(attempt.diagnosis.pending_plugins) if rejected else set()
         self.queue.done(pod.uid)
         if pod.uid not in self.deleted:
             self.queue.add_unschedulable_if_not_present(qpi, cycle)
+            self._failed_at_change[pod.uid] = self._changes
+        if binding and rejected:
+            self._count_moves(self.queue.move_all_to_active_or_backoff_queue(
+                events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid))
+
+    def _erring_since(self, uid: str) -> None:
+        since, at = self._erring.get(uid, (self.clock.now(), self._changes))
+        self._erring[uid] = (since, at) if at == self._changes else (self.clock.now(), self._changes)
 
     def _record(self, attempt: Attempt, qpi: QueuedPodInfo) -> None:
         if attempt.outcome == "Waiting":
@@ -290,7 +366,7 @@ class TimelineSimulator(Simulator):
 
     def _finish(self, res: TimelineResult) -> None:
         res.end = self.clock.now()
-        for attempt in self._in_flight:
+        for attempt, _ in self._in_flight:
             res.pending[attempt.pod.key] = "waiting at Permit"
         last: dict[str, Attempt] = {}
         for step in res.steps:

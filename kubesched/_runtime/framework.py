@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched._runtime.waiting_pods import MAX_PERMIT_TIMEOUT
 from kubesched.errors import PluginError
 from kubesched.framework import (
     MAX_NODE_SCORE,
@@ -364,21 +365,26 @@ class Framework:
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        # Unreserve runs in the reverse order of Reserve.
+        """RunReservePluginsUnreserve: every Reserve plugin, in the reverse order of Reserve
+        (each must tolerate an Unreserve without a matching Reserve: it is idempotent)."""
         for p in reversed(self.reserve):
             p.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, dict[str, float]]:
-        """Returns (status, {plugin: wait timeout}) — a Wait status when some plugin waits."""
+        """RunPermitPlugins. Returns (status, {plugin: wait timeout in seconds}): the first
+        rejection (or error) stops at once; otherwise a Wait status when some plugin waits,
+        each timeout clamped to 15 minutes (maxTimeout)."""
         waits: dict[str, float] = {}
         for p in self.permit:
-            s, timeout = p.permit(state, pod, node_name)
+            r = p.permit(state, pod, node_name)
+            # The contract is (Status | None, timeout); a bare Status / None means no wait.
+            s, timeout = r if isinstance(r, tuple) else (r, 0.0)
             if s is None or s.is_success():
                 continue
             if s.is_rejected():
                 return s.with_plugin(p.name), {}
             if s.code == Code.WAIT:
-                waits[p.name] = min(float(timeout), 15 * 60.0)
+                waits[p.name] = min(max(float(timeout), 0.0), MAX_PERMIT_TIMEOUT)
                 continue
             return Status(Code.ERROR, (f"running Permit plugin {_q(p.name)}: {s.message}",), p.name, s.error), {}
         if waits:

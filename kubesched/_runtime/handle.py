@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched._cache import Cache, Snapshot
 from kubesched._runtime.waiting_pods import WaitingPod, WaitingPods
 from kubesched.cluster.memory import MemoryObjects
-from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework import CycleState, Extender, NodeInfo, PodInfo, Status
 from kubesched.framework.handle import ObjectLister, PodNominator
 from kubesched.objects import Node, Pod
 
@@ -59,7 +59,8 @@ class FrameworkHandle:
                  binder: Callable[[Pod, str], None] | None = None,
                  deleter: Callable[[Pod, str], None] | None = None,
                  clear_nomination: Callable[[Pod], None] | None = None,
-                 deterministic: bool = False, rng: random.Random | None = None) -> None:
+                 deterministic: bool = False, rng: random.Random | None = None,
+                 extenders: Sequence[Extender] = ()) -> None:
         self.cache = cache
         self._objects: ObjectLister = objects if objects is not None else MemoryObjects()
         self._nominator = nominator if nominator is not None else Nominator()
@@ -71,6 +72,7 @@ class FrameworkHandle:
         self._rng = rng if rng is not None else random.Random()
         self.framework: Framework | None = None
         self.waiting_pods = WaitingPods()
+        self._extenders: tuple[Extender, ...] = tuple(extenders)
 
     @classmethod
     def for_nodes(cls, nodes: Sequence[Node], pods: Sequence[Pod] = (), objects: ObjectLister | None = None,
@@ -106,6 +108,10 @@ class FrameworkHandle:
     @property
     def rng(self) -> random.Random:
         return self._rng
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        return self._extenders
 
     def _fw(self) -> Framework:
         if self.framework is None:

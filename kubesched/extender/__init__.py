@@ -11,10 +11,8 @@
 
 from kubesched.extender.client import (
     EXTENDER_SCORE_SCALE,
-    Binding,
     ExtenderScores,
     HTTPExtender,
-    NodeInfoGetter,
     SchedulerExtender,
     Victims,
     VictimsLike,
@@ -24,13 +22,15 @@ from kubesched.extender.client import (
     run_filter_extenders,
     run_preemption_extenders,
     run_prioritize_extenders,
+    with_ignored_extended_resources,
 )
 from kubesched.extender.wire import MAX_EXTENDER_PRIORITY, MIN_EXTENDER_PRIORITY, HostPriority, MetaVictims, WireError
+from kubesched.framework import Binding, NodeInfoGetter
 
 __all__ = [
     "EXTENDER_SCORE_SCALE", "MAX_EXTENDER_PRIORITY", "MIN_EXTENDER_PRIORITY", "Binding", "ExtenderScores",
     "HTTPExtender", "HostPriority", "MetaVictims", "NodeInfoGetter", "SchedulerExtender", "Victims", "VictimsLike",
     "WireError",
     "ignored_extended_resources", "new_http_extenders", "run_bind_extenders", "run_filter_extenders",
-    "run_preemption_extenders", "run_prioritize_extenders",
+    "run_preemption_extenders", "run_prioritize_extenders", "with_ignored_extended_resources",
 ]

@@ -12,6 +12,7 @@ a reply that does not decode, a reply whose ``Error`` is set — raises
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
 import ssl
@@ -20,24 +21,35 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.config.types import Extender as ExtenderConfig
-from kubesched.config.types import ExtenderTLSConfig
+from kubesched.config.types import ExtenderTLSConfig, Profile
 from kubesched.errors import ApiError, ConfigError
 from kubesched.extender import wire
-from kubesched.framework import MAX_NODE_SCORE, Code, NodeInfo, Status
+from kubesched.framework import (
+    MAX_NODE_SCORE,
+    Binding,
+    Code,
+    Extender,
+    ExtenderVictims,
+    NodeInfo,
+    NodeInfoGetter,
+    Status,
+)
 from kubesched.objects import Node, Pod
 
 USER_AGENT = "kubesched-extender-client"
 # MaxNodeScore / MaxExtenderPriority: an extender's 0..10 scores are scaled to 0..100.
 EXTENDER_SCORE_SCALE = MAX_NODE_SCORE // wire.MAX_EXTENDER_PRIORITY
 _MAX_REPLY_BYTES = 256 << 20
+NODE_RESOURCES_FIT = "NodeResourcesFit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,61 +61,10 @@ class Victims:
     num_pdb_violations: int = 0
 
 
-class NodeInfoGetter(Protocol):
-    """What preemption needs of the snapshot (a NodeInfoLister is one): NodeInfo by name."""
-
-    def get(self, name: str) -> NodeInfo | None: ...
-
-
-class VictimsLike(Protocol):
-    @property
-    def pods(self) -> Sequence[Pod]: ...
-
-    @property
-    def num_pdb_violations(self) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """The v1.Binding kube-scheduler hands an extender binder (extendersBinding)."""
-
-    namespace: str
-    name: str
-    uid: str
-    node: str
-
-    @staticmethod
-    def for_pod(pod: Pod, node: str) -> Binding:
-        return Binding(pod.namespace, pod.name, pod.uid, node)
-
-
-@runtime_checkable
-class SchedulerExtender(Protocol):
-    """framework.Extender: what the scheduler needs from an extender. :class:`HTTPExtender`
-    implements it; an in-process Python object with these methods works the same way."""
-
-    def name(self) -> str: ...
-
-    def is_filter(self) -> bool: ...
-
-    def is_prioritizer(self) -> bool: ...
-
-    def is_binder(self) -> bool: ...
-
-    def supports_preemption(self) -> bool: ...
-
-    def is_ignorable(self) -> bool: ...
-
-    def is_interested(self, pod: Pod) -> bool: ...
-
-    def filter(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[Node], dict[str, str], dict[str, str]]: ...
-
-    def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[tuple[str, int]], int]: ...
-
-    def bind(self, binding: Binding) -> None: ...
-
-    def process_preemption(self, pod: Pod, node_name_to_victims: Mapping[str, VictimsLike],
-                           node_infos: NodeInfoGetter) -> dict[str, Victims]: ...
+# The protocols live in the framework (plugins see extenders through the Handle); these are
+# their historical names in this package.
+SchedulerExtender = Extender
+VictimsLike = ExtenderVictims
 
 
 # =============================================================================== TLS
@@ -399,6 +360,28 @@ def ignored_extended_resources(configs: Sequence[ExtenderConfig]) -> tuple[str, 
     return tuple(r.name for c in configs for r in c.managed_resources if r.ignored_by_scheduler)
 
 
+def with_ignored_extended_resources(profiles: Sequence[Profile], configs: Sequence[ExtenderConfig]
+                                    ) -> tuple[Profile, ...]:
+    """buildExtenders' second half: when some managedResources are ``ignoredByScheduler``,
+    every profile's NodeResourcesFit args get exactly that list as ``ignoredResources``
+    (replacing what the configuration said). A profile without NodeResourcesFit args (the
+    plugin disabled) is an error, as upstream."""
+    ignored = ignored_extended_resources(configs)
+    if not ignored:
+        return tuple(profiles)
+    out: list[Profile] = []
+    for prof in profiles:
+        if NODE_RESOURCES_FIT not in prof.plugin_config:
+            raise ConfigError("can't find NodeResourcesFitArgs in plugin config")
+        args = prof.plugin_config[NODE_RESOURCES_FIT]
+        if not isinstance(args, NodeResourcesFitArgs):
+            raise ConfigError(f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}")
+        plugin_config = dict(prof.plugin_config)
+        plugin_config[NODE_RESOURCES_FIT] = dataclasses.replace(args, ignored_resources=ignored)
+        out.append(dataclasses.replace(prof, plugin_config=plugin_config))
+    return tuple(out)
+
+
 # ===================================================================== scheduler side
 NodeT = TypeVar("NodeT", NodeInfo, Node)
 
@@ -489,12 +472,12 @@ def _wrap_int64(v: int) -> int:
 
 def run_prioritize_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, nodes: Sequence[NodeInfo | Node],
                              *, executor: Executor | None = None) -> ExtenderScores:
-    """prioritizeNodes' extender part: every interested extender's Prioritize runs
+    """prioritizeNodes' extender part: every interested prioritizer's Prioritize runs
     concurrently (a thread each, or ``executor``); one that fails is left out (its scores are
     simply missing, whether ignorable or not); each returned score adds
     ``score × weight × (MaxNodeScore / MaxExtenderPriority)`` to its host. Hosts that are not
     among ``nodes`` are dropped, as upstream never reads them."""
-    interested = [e for e in extenders if e.is_interested(pod)]
+    interested = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
     if not interested or not nodes:
         return ExtenderScores()
     plain = [_node_of(n) for n in nodes]

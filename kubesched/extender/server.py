@@ -58,7 +58,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kubesched.errors import ConfigError, FieldError, KubeschedError
 from kubesched.extender import wire
-from kubesched.extender.client import Binding
+from kubesched.framework import Binding
 from kubesched.objects import Node, Pod
 from kubesched.objects.parse import parse_node, parse_pod
 

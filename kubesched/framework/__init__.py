@@ -5,7 +5,16 @@ Write a plugin as a plain class with a ``name`` and any extension-point methods;
 """
 
 from kubesched.framework.cycle_state import CycleState, StateData, StateKey
-from kubesched.framework.handle import Handle, NodeInfoLister, ObjectLister, PodNominator
+from kubesched.framework.handle import (
+    Binding,
+    Extender,
+    ExtenderVictims,
+    Handle,
+    NodeInfoGetter,
+    NodeInfoLister,
+    ObjectLister,
+    PodNominator,
+)
 from kubesched.framework.interfaces import (
     EXTENSION_POINTS,
     BatchFilterPlugin,
@@ -58,9 +67,9 @@ from kubesched.framework.types import (
 __all__ = [
     "EXTENSION_POINTS", "GVK", "MAX_NODE_SCORE", "MAX_TOTAL_SCORE", "MIN_NODE_SCORE", "NOMINATING_NOOP",
     "NOMINATING_OVERRIDE", "SKIP", "SUCCESS", "ActionType", "AffinityTerm", "BatchFilterPlugin",
-    "BatchNormalizePlugin", "BatchScorePlugin", "BindPlugin", "ClusterEvent", "ClusterEventWithHint", "Code",
-    "CycleState", "EnqueueExtensions", "FilterPlugin", "Handle", "HostPortInfo", "ImageStateSummary",
-    "NodeInfo", "NodeInfoLister", "NodeScore", "NodeTable", "NominatingInfo", "ObjectLister", "PermitPlugin",
+    "BatchNormalizePlugin", "BatchScorePlugin", "BindPlugin", "Binding", "ClusterEvent", "ClusterEventWithHint", "Code",
+    "CycleState", "EnqueueExtensions", "Extender", "ExtenderVictims", "FilterPlugin", "Handle", "HostPortInfo", "ImageStateSummary",
+    "NodeInfo", "NodeInfoGetter", "NodeInfoLister", "NodeScore", "NodeTable", "NominatingInfo", "ObjectLister", "PermitPlugin",
     "Plugin", "PodInfo", "PodNominator", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
     "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
     "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "Resource", "ScoreExtensions",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
-from typing import Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import NodeTable
@@ -14,6 +15,7 @@ from kubesched.objects import (
     CSIDriver,
     CSINode,
     Namespace,
+    Node,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
@@ -106,6 +108,79 @@ class WaitingPod(Protocol):
         ...
 
 
+class NodeInfoGetter(Protocol):
+    """What extender preemption needs of the snapshot (a NodeInfoLister is one)."""
+
+    def get(self, name: str) -> NodeInfo | None: ...
+
+
+class ExtenderVictims(Protocol):
+    """extenderv1.Victims: the pods to evict on one node, and how many violate a PDB."""
+
+    @property
+    def pods(self) -> Sequence[Pod]: ...
+
+    @property
+    def num_pdb_violations(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """The v1.Binding kube-scheduler hands an extender binder (extendersBinding)."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+
+    @staticmethod
+    def for_pod(pod: Pod, node: str) -> Binding:
+        return Binding(pod.namespace, pod.name, pod.uid, node)
+
+
+@runtime_checkable
+class Extender(Protocol):
+    """framework.Extender: an HTTP scheduler extender (``extenders:`` in the configuration) as
+    the scheduler and plugins see it. ``kubesched.extender.HTTPExtender`` implements it; any
+    object with these methods works the same way. Failed calls raise
+    :class:`kubesched.errors.KubeschedError` (``ApiError``)."""
+
+    def name(self) -> str:
+        """The extender's name (its URL prefix for HTTPExtender)."""
+        ...
+
+    def is_filter(self) -> bool: ...
+
+    def is_prioritizer(self) -> bool: ...
+
+    def is_binder(self) -> bool: ...
+
+    def supports_preemption(self) -> bool: ...
+
+    def is_ignorable(self) -> bool:
+        """True if the scheduler may go on without this extender when a call fails."""
+        ...
+
+    def is_interested(self, pod: Pod) -> bool:
+        """False for pods the extender does not manage (managedResources): it is not called."""
+        ...
+
+    def filter(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[Node], dict[str, str], dict[str, str]]:
+        """(nodes kept, FailedNodes, FailedAndUnresolvableNodes)."""
+        ...
+
+    def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[tuple[str, int]], int]:
+        """([(node, score 0..10)], weight)."""
+        ...
+
+    def bind(self, binding: Binding) -> None: ...
+
+    def process_preemption(self, pod: Pod, node_name_to_victims: Mapping[str, ExtenderVictims],
+                           node_infos: NodeInfoGetter) -> Mapping[str, ExtenderVictims]:
+        """The candidates (node -> victims) the extender agrees with, possibly changed."""
+        ...
+
+
 class Handle(Protocol):
     """Passed to every plugin factory: ``new(args, handle)``."""
 
@@ -162,4 +237,9 @@ class Handle(Protocol):
     @property
     def rng(self) -> random.Random:
         """The scheduler's random source (seedable), for upstream's random choices."""
+        ...
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        """The scheduler's extenders (Handle.Extenders), ignorable ones last; empty without any."""
         ...

@@ -9,6 +9,10 @@ over many nodes at once through the columnar :class:`NodeTable`; when present, t
 framework uses them on the hot path and falls back to the per-node method to build the
 exact Status of a node the batch rejected. A batch method must agree with its per-node
 method on every node.
+
+A filter plugin may also offer ``filter_batch_status(state, pod, table, rows) -> (codes,
+statuses)``: per row an index into ``statuses`` (0 = the node fits, i >= 1 = the node gets
+``statuses[i]``), so rejected nodes get their exact Status without a per-node call.
 """
 
 from __future__ import annotations
@@ -101,6 +105,15 @@ class FilterPlugin(Plugin, Protocol):
 class BatchFilterPlugin(Protocol):
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
         """For each row of ``rows``, True iff ``filter`` would succeed on that node."""
+        ...
+
+
+@runtime_checkable
+class BatchFilterStatusPlugin(Protocol):
+    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
+                            rows: IntArray) -> tuple[IntArray, list[Status | None]]:
+        """Per row, an index into the returned statuses: 0 when ``filter`` would succeed,
+        otherwise the index of exactly the Status ``filter`` would return for that node."""
         ...
 
 

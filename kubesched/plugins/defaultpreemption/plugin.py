@@ -6,7 +6,7 @@ Mirrors framework/plugins/defaultpreemption/default_preemption.go (PostFilter,
 calculateNumCandidates, GetOffsetAndNumCandidates, SelectVictimsOnNode,
 PodEligibleToPreemptOthers, podTerminatingByPreemption, filterPodsWithPDBViolation),
 framework/preemption/preemption.go (Preempt, findCandidates, nodesWherePreemptionMightHelp,
-DryRunPreemption, SelectCandidate, pickOneNodeForPreemption, prepareCandidate,
+DryRunPreemption, callExtenders (the extenders come from ``handle.extenders``), SelectCandidate, pickOneNodeForPreemption, prepareCandidate,
 getLowerPriorityNominatedPods) and scheduler/util/utils.go (MoreImportantPod, GetPodStartTime,
 GetEarliestPodStartTime), as of v1.30.
 
@@ -37,6 +37,7 @@ from kubesched.framework import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    ExtenderVictims,
     Handle,
     NodeInfo,
     NominatingInfo,
@@ -316,8 +317,10 @@ class DefaultPreemption:
             msg = fit_error_message(len(node_statuses), node_statuses)
             return PostFilterResult(NominatingInfo("", NOMINATING_OVERRIDE)), Status.unschedulable(msg)
 
-        # 3) Extenders supporting preemption would be consulted here (callExtenders); the
-        #    Handle does not expose extenders to plugins yet.
+        # 3) Extenders supporting preemption may narrow (or change) the candidates.
+        candidates, ext_status = self.call_extenders(pod, candidates)
+        if ext_status is not None:
+            return None, ext_status
 
         # 4) The best candidate.
         best = self.select_candidate(candidates, now)
@@ -478,6 +481,43 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=lambda pi: importance_key(pi.pod, now))
         return [pi.pod for pi in victims], num_violating, None
+
+    # ---- extenders
+    def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """Evaluator.callExtenders: each interested extender that supports preemption gets the
+        node -> victims map left by the previous one and returns its own choice. A failing
+        extender, or one returning a node without victims, is skipped (that node dropped) when
+        ignorable, else fails preemption with an Error status. Stops once no node is left.
+
+        The candidates come back in the dry run's order (upstream rebuilds them from a Go map,
+        in no particular order); nodes an extender added come last, by name."""
+        extenders = self.handle.extenders
+        if not extenders or not candidates:
+            return candidates, None
+        victims: dict[str, ExtenderVictims] = {c.name: c.victims for c in candidates}
+        for ext in extenders:
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            try:
+                result = dict(ext.process_preemption(pod, victims, self.handle.snapshot))
+            except KubeschedError as err:
+                if ext.is_ignorable():
+                    continue
+                return [], Status.as_error(err)
+            for node in list(result):
+                v = result[node]
+                if v is None or not v.pods:
+                    if ext.is_ignorable():
+                        del result[node]
+                        continue
+                    return [], Status.as_error(f'expected at least one victim pod on node "{node}"')
+            victims = result
+            if not victims:
+                break
+        known = {c.name for c in candidates}
+        order = [c.name for c in candidates if c.name in victims]
+        order += sorted(n for n in victims if n not in known)
+        return [Candidate(n, Victims(tuple(victims[n].pods), victims[n].num_pdb_violations)) for n in order], None
 
     # ---- selection and eviction
     def select_candidate(self, candidates: Sequence[Candidate], now: float) -> Candidate | None:
