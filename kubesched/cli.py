@@ -209,17 +209,19 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
 
 @main.command()
 @click.option("--nodes", type=int, default=None,
-              help="Nodes. [default: 5000; extender: runs at 100 and at 1000 nodes]")
+              help="Nodes. [default: 5000; preemption: 500; extender: runs at 100 and at 1000 nodes]")
 @click.option("--pods", type=int, default=None,
               help="Measured pods (scheduled and timed). [default: basic 10000, affinity 1000, antiaffinity 1000, "
-                   "spread 2000, extender 100 per run]")
+                   "spread 2000, preemption 500, extender 100 per run]")
 @click.option("--init-pods", "init_pods", type=int, default=None,
               help="Running pods, bound before the clock starts. [default: basic 0, affinity 5000, "
-                   "antiaffinity 1000, spread 5000]")
-@click.option("--workload", type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "extender"]),
+                   "antiaffinity 1000, spread 5000, preemption 2000]")
+@click.option("--workload",
+              type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "extender"]),
               default="basic", show_default=True,
               help="basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
-                   "SchedulingPodAntiAffinity; spread: TopologySpreading (scheduler_perf shapes); extender: the "
+                   "SchedulingPodAntiAffinity; spread: TopologySpreading; preemption: PreemptionBasic, "
+                   "run by the scheduling queue on a virtual clock (scheduler_perf shapes); extender: the "
                    "latency one local HTTP extender (filter + prioritize) adds per scheduling attempt, with "
                    "nodeCacheCapable false and true, against the same run without it.")
 @click.option("--seed", type=int, default=1, show_default=True)
@@ -228,13 +230,22 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
 def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str) -> None:
     """Scheduling throughput on a scheduler_perf-shaped workload, in memory; exits 2 when a
     pod was not bound or placed against the workload's rule."""
-    from kubesched.bench import EXTENDER_NODE_COUNTS, ExtenderBenchResult, run_bench, run_extender_bench
+    from kubesched.bench import (
+        EXTENDER_NODE_COUNTS,
+        PREEMPTION_NODES,
+        ExtenderBenchResult,
+        run_bench,
+        run_extender_bench,
+        run_preemption_bench,
+    )
 
     res: Any
     if workload == "extender":
         counts = EXTENDER_NODE_COUNTS if nodes is None else (nodes,)
         res = run_extender_bench(counts, pods, seed=seed)
         assert isinstance(res, ExtenderBenchResult)
+    elif workload == "preemption":
+        res = run_preemption_bench(PREEMPTION_NODES if nodes is None else nodes, pods, init_pods=init_pods, seed=seed)
     else:
         res = run_bench(workload, 5000 if nodes is None else nodes, pods, init_pods=init_pods, seed=seed)
     if output == "json":
@@ -279,17 +290,21 @@ def convert_policy(file: str) -> None:
 
 @config.command("validate")
 @click.argument("file", type=click.Path())
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
+              help="An out-of-tree plugin the configuration uses (repeatable); entry points in group "
+                   "kubesched.plugins are loaded too. Their args are validated as simulate does.")
 @_guard
-def validate(file: str) -> None:
+def validate(file: str, plugins: tuple[str, ...] = ()) -> None:
     """Validate FILE; exit 2 with the field path of the first error."""
     from kubesched._runtime.handle import FrameworkHandle
     from kubesched._runtime.profile import build_framework
+    from kubesched._runtime.registry import full_registry
     from kubesched.config import load_config
-    from kubesched.plugins.registry import REGISTRY
 
+    registry = full_registry(plugins)
     cfg = load_config(file)
-    for profile in cfg.profiles:
-        build_framework(profile, REGISTRY, FrameworkHandle.for_nodes([]))
+    for index, profile in enumerate(cfg.profiles):
+        build_framework(profile, registry, FrameworkHandle.for_nodes([]), index=index)
     click.echo(f"{file}: valid ({len(cfg.profiles)} profile(s))")
 
 

@@ -504,7 +504,9 @@ class Scheduler:
                 # with an empty message there).
                 s = Status(Code.ERROR, (f"running Bind plugins: every Bind plugin skipped pod {assumed.key}",))
         if s is not None and not s.is_success():
-            return self._fail_after_assume(attempt, s)
+            # PreBind/Bind failures are plain statuses upstream, not a FitError: no rejector
+            # plugins (so the pod backs off) and the status message as the event.
+            return self._fail_after_assume(attempt, s, fit_error=False)
         self.cache.finish_binding(assumed)
         fwk.run_post_bind_plugins(state, assumed, host)
         attempt.outcome = "Scheduled"
@@ -525,18 +527,22 @@ class Scheduler:
                 return Status.as_error(err) if err is not None else None
         return fwk.run_bind_plugins(state, assumed, host)
 
-    def _fail_after_assume(self, attempt: Attempt, s: Status) -> Attempt:
+    def _fail_after_assume(self, attempt: Attempt, s: Status, *, fit_error: bool = True) -> Attempt:
+        """Unreserve (reverse order), forget the assumed pod, report. A Reserve / Permit /
+        WaitOnPermit rejection is a FitError over the selected node alone, with only the
+        rejecting plugin counting for requeueing (not the filters of the cycle)."""
         fwk, state, assumed, host = attempt.framework, attempt.state, attempt.assumed, attempt.host
         assert fwk is not None and state is not None and assumed is not None
         fwk.run_reserve_plugins_unreserve(state, assumed, host)
         self.cache.forget_pod(assumed)
         attempt.outcome = "Unschedulable" if s.is_rejected() else "Error"
-        # The FitError of a Reserve/Permit/binding rejection holds the selected node alone, and
-        # only the rejecting plugin counts for requeueing (not the filters of the cycle).
-        attempt.diagnosis = Diagnosis(node_to_status={host: s})
-        attempt.diagnosis.add_plugin_status(s)
-        # A Reserve/Permit rejection is a FitError over the one selected node.
-        attempt.message = truncate_message(fit_error_message(1, {host: s}) if s.is_rejected() else s.message)
-        if not s.is_rejected():
-            attempt.error = s.message
+        if fit_error and s.is_rejected():
+            attempt.diagnosis = Diagnosis(node_to_status={host: s})
+            attempt.diagnosis.add_plugin_status(s)
+            attempt.message = truncate_message(fit_error_message(1, {host: s}))
+        else:
+            attempt.diagnosis = Diagnosis()
+            attempt.message = truncate_message(s.message)
+            if not s.is_rejected():
+                attempt.error = s.message
         return attempt

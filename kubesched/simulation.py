@@ -107,13 +107,13 @@ class Simulator:
         profiles = with_ignored_extended_resources(self.config.profiles, self.config.extenders)
         self.extenders: list[HTTPExtender] = new_http_extenders(self.config.extenders)
         try:
-            for profile in profiles:
+            for index, profile in enumerate(profiles):
                 handle = FrameworkHandle(
                     self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
                     binder=self._bind, deleter=self._delete, clear_nomination=self._clear_nomination,
                     deterministic=deterministic, rng=self.rng, extenders=self.extenders,
                 )
-                self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle)
+                self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle, index=index)
         except BaseException:
             self.close()
             raise
@@ -203,6 +203,27 @@ class Simulator:
         infos.sort(key=functools.cmp_to_key(cmp))
         return [qi.pod for qi, _ in infos], skipped
 
+    def _finish_waiting(self, waiting: list[Attempt]) -> None:
+        """Fire the Permit timers due at the current time, then run the binding cycle of every
+        waiting pod that was allowed or rejected (one binding cycle may decide others: an
+        Unreserve rejecting a pod's siblings)."""
+        if not waiting:
+            return
+        for fwk in self.profiles.values():
+            fwk.handle.waiting_pods.expire(self._time)
+        while decided := [a for a in waiting if a.waiting is None or a.waiting.done]:
+            for attempt in decided:
+                waiting.remove(attempt)
+                self.scheduler.binding_cycle(attempt)
+                self._adopt_if_bound(attempt)
+
+    def _adopt_if_bound(self, attempt: Attempt) -> None:
+        """A binding cycle that failed after the bind went through (a Bind plugin erring after
+        binding) leaves a bound pod the cache forgot: the informer would add it back."""
+        cur = self.current.get(attempt.pod.uid)
+        if attempt.outcome != "Scheduled" and cur is not None and cur.node_name and self.cache.node_of(cur) is None:
+            self.cache.add_pod(cur)
+
     def run(self) -> SimulationResult:
         try:
             return self._run()
@@ -215,6 +236,7 @@ class Simulator:
             if p.nominated_node_name and not p.node_name:
                 self.nominator.add(PodInfo(p), p.nominated_node_name)
         order, result.skipped = self.pending()
+        waiting: list[Attempt] = []  # held at Permit; their steps are completed in place
         for pod in order:
             if pod.uid in self.deleted:
                 continue
@@ -224,9 +246,22 @@ class Simulator:
                 self._time = self.objs.latest_timestamp + len(result.steps) + 1
                 attempt = self.scheduler.schedule_one(current)
                 result.steps.append(Step(attempt, number))
+                if attempt.outcome == "Waiting":
+                    waiting.append(attempt)
+                self._adopt_if_bound(attempt)
+                self._finish_waiting(waiting)
                 if attempt.outcome == "Scheduled" or not attempt.nominated_node or number >= MAX_ATTEMPTS:
                     break
                 number += 1
+        # Pods still held at Permit once every pod was attempted: time runs on to the next
+        # deadline until each is decided (a Permit wait is at most 15 minutes).
+        while waiting:
+            deadlines = [d for fwk in self.profiles.values()
+                         if (d := fwk.handle.waiting_pods.next_deadline()) is not None]
+            if not deadlines:
+                break
+            self._time = max(self._time, min(deadlines))
+            self._finish_waiting(waiting)
         for p in self.objs.pods:
             if p.uid in self.deleted:
                 result.deleted.append(p.key)

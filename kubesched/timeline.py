@@ -6,7 +6,9 @@ may help (a pod bound, a victim gone, ...) or for the 5-minute leftover flush; p
 victims terminate gracefully, holding their resources for their grace period; pods held at
 Permit wait for their plugins or time out. Time jumps straight to the next thing that can
 happen, so hours of cluster time take milliseconds. The run ends when nothing can change
-any more: every pod is bound, or waits for something that will not happen.
+any more: every pod is bound, or waits for something that will not happen (a pod that
+failed after the latest cluster change would fail the same way on every retry; one failing
+with an Error, which may be transient, is retried with backoff for 5 minutes first).
 """
 
 from __future__ import annotations
@@ -22,14 +24,19 @@ from typing import Any
 
 from kubesched._queue import FakeClock, SchedulingQueue, events, events_by_plugin_of
 from kubesched.config import KubeSchedulerConfiguration
-from kubesched.framework import PodInfo, QueuedPodInfo
+from kubesched.framework import ClusterEvent, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod, PodCondition
 from kubesched.plugins.registry import Factory
-from kubesched.scheduler import Attempt
+from kubesched.scheduler import EXTENDER_NAME, Attempt
 from kubesched.simulation import SimulationResult, Simulator, Step
 
 # scheduler_preemption_victims buckets: exponential(1, 2, 7)
 _VICTIM_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
+# A pod that failed this many scheduling attempts is no longer retried. kube-scheduler retries
+# forever; plugins can keep a simulation busy forever too (a gang plugin without backoff whose
+# members keep getting reserved and timing out at Permit, each release of their nodes counting
+# as a cluster change): the run must still end.
+MAX_ATTEMPTS_PER_POD = 1000
 
 
 @dataclass(slots=True)
@@ -83,8 +90,10 @@ class TimelineSimulator(Simulator):
 
     def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
                  seed: int | None = None, registry: Mapping[str, Factory] | None = None,
-                 deterministic: bool = False) -> None:
+                 deterministic: bool = False, max_attempts: int = MAX_ATTEMPTS_PER_POD) -> None:
         super().__init__(objs, config, deterministic=deterministic, seed=seed, registry=registry)
+        self.max_attempts = max_attempts
+        self._gave_up: dict[str, str] = {}  # pod key -> last message, for pods no longer retried
         pending_ts = [p.meta.creation_timestamp or 0.0 for p in objs.pods if not p.node_name]
         self.clock = FakeClock(min(pending_ts) if pending_ts else objs.latest_timestamp)
         self.scheduler.clock = self.clock.now
@@ -93,7 +102,8 @@ class TimelineSimulator(Simulator):
             first.less, self._pre_enqueue, self.clock,
             pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),
             pod_max_backoff=float(self.config.pod_max_backoff_seconds),
-            events_by_profile={name: events_by_plugin_of(_all_plugins(fwk)) for name, fwk in self.profiles.items()},
+            events_by_profile={name: {**self._extender_events(), **events_by_plugin_of(_all_plugins(fwk))}
+                               for name, fwk in self.profiles.items()},
             namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator,
         )
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
@@ -115,6 +125,12 @@ class TimelineSimulator(Simulator):
             fwk.handle._deleter = self._delete_gracefully  # noqa: SLF001 - the simulator owns its handles
 
     # ---- plumbing
+    def _extender_events(self) -> dict[str, list[ClusterEvent]]:
+        """NewFramework: with extenders, the pseudo-plugin "Extender" (recorded when filter
+        extenders rejected nodes) registers every resource with action All, since extenders
+        have no queueing hints: any cluster event may help such a pod."""
+        return {EXTENDER_NAME: events.unroll_wildcard_resource()} if self.extenders else {}
+
     def _pre_enqueue(self, pod: Pod) -> Any:
         fwk = self.profiles.get(pod.scheduler_name)
         return fwk.run_pre_enqueue_plugins(pod) if fwk is not None else None
@@ -347,7 +363,10 @@ class TimelineSimulator(Simulator):
         qpi.unschedulable_plugins = set(attempt.diagnosis.unschedulable_plugins) if rejected else set()
         qpi.pending_plugins = set(attempt.diagnosis.pending_plugins) if rejected else set()
         self.queue.done(pod.uid)
-        if pod.uid not in self.deleted:
+        if self._attempts[pod.uid] >= self.max_attempts:
+            self._gave_up[pod.key] = (f"given up after {self._attempts[pod.uid]} scheduling attempts: "
+                                      f"{attempt.message or attempt.error or ''}")
+        elif pod.uid not in self.deleted:
             self.queue.add_unschedulable_if_not_present(qpi, cycle)
             self._failed_at_change[pod.uid] = self._changes
         if binding and rejected:
@@ -368,6 +387,7 @@ class TimelineSimulator(Simulator):
         res.end = self.clock.now()
         for attempt, _ in self._in_flight:
             res.pending[attempt.pod.key] = "waiting at Permit"
+        res.pending.update(self._gave_up)
         last: dict[str, Attempt] = {}
         for step in res.steps:
             last[step.attempt.pod.key] = step.attempt

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched._cache import Cache
-from kubesched.bench import WORKLOADS, run_bench
+from kubesched.bench import WORKLOADS, run_bench, run_preemption_bench
 from kubesched.cli import main
 
 
@@ -96,3 +96,32 @@ def test_cli_bench_rejects_an_empty_cluster_with_exit_code_2() -> None:
     r = CliRunner().invoke(main, ["bench", "--nodes", "0", "--pods", "1"])
     assert r.exit_code == 2
     assert "at least one node" in r.output
+
+
+def test_preemption_workload_binds_every_high_priority_pod_after_preempting_three_low_priority_pods() -> None:
+    # PreemptionBasic at 30 nodes: 4 low-priority pods (900m) per node, 30 high-priority pods (3 cpu).
+    res = run_preemption_bench(30, 30, init_pods=120, seed=7)
+    assert res.ok, res.problems
+    assert (res.bound, res.pods, res.init_pods) == (30, 30, 120)
+    # Each pod fails once (and preempts 3 pods to make room), then binds on its nominated node.
+    assert (res.attempts, res.preemption_attempts, res.victims) == (60, 30, 90)
+    assert len(res.latencies) == 60
+    assert res.simulated_seconds == 1.0  # the victims go at once (grace 0); then the 1 s backoff
+
+
+def test_preemption_workload_reports_high_priority_pods_left_without_a_node() -> None:
+    # 12 pods that each need a node of their own, on 10 nodes.
+    res = run_preemption_bench(10, 12, init_pods=40)
+    assert not res.ok
+    assert res.bound == 10
+    assert any(p.startswith("2 pods not bound") for p in res.problems), res.problems
+
+
+def test_cli_bench_preemption_json_reports_the_victims() -> None:
+    r = CliRunner().invoke(main, ["bench", "--workload", "preemption", "--nodes", "12", "--init-pods", "48",
+                                  "--pods", "12", "-o", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert (data["workload"], data["nodes"], data["pods"], data["bound"], data["victims"]) == (
+        "preemption", 12, 12, 12, 36)
+    assert data["problems"] == []

@@ -21,20 +21,23 @@ import dataclasses
 import enum
 import inspect
 import re
+import sys
 import types
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.errors import FieldError
+from kubesched.errors import FieldError, PluginError
 
 _NONE = type(None)
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_PLURAL_ACRONYM = re.compile(r"([A-Z])([A-Z]+)s(?=[A-Z_]|$)")  # IPs, CIDRs: one word
 
 
 def snake_case(key: str) -> str:
     """``minMember`` -> ``min_member``, ``podIPs`` -> ``pod_ips``, ``HTTPTimeout`` -> ``http_timeout``;
     snake_case stays as it is."""
+    key = _PLURAL_ACRONYM.sub(lambda m: m[1] + m[2].lower() + "s", key)
     return _CAMEL_BOUNDARY.sub("_", key).lower()
 
 
@@ -47,15 +50,18 @@ def camel_case(name: str) -> str:
 def args_type_of(factory: Any) -> tuple[type[Any] | None, bool]:
     """The dataclass the factory's first parameter is annotated with (None if it is not one)
     and whether the annotation also accepts None. Works for functions and for classes used
-    as factories (their ``__init__``); an annotation that cannot be resolved counts as none."""
+    as factories (their ``__init__``). Only that annotation is evaluated (a string one in the
+    factory's module globals); PluginError if it cannot be."""
     try:
-        sig = inspect.signature(factory, eval_str=True)
-    except (NameError, TypeError, ValueError, SyntaxError, AttributeError):
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
         return None, False
     params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if not params or params[0].annotation is inspect.Parameter.empty:
         return None, False
     ann = params[0].annotation
+    if isinstance(ann, str):
+        ann = _evaluate(ann, factory)
     if _is_dataclass_type(ann):
         return ann, False
     if _is_union(ann):
@@ -64,6 +70,20 @@ def args_type_of(factory: Any) -> tuple[type[Any] | None, bool]:
         if len(classes) == 1 and _is_dataclass_type(classes[0]):
             return classes[0], _NONE in members
     return None, False
+
+
+def _evaluate(annotation: str, factory: Any) -> Any:
+    target = inspect.unwrap(vars(factory).get("__init__", factory) if isinstance(factory, type) else factory)
+    namespace = getattr(target, "__globals__", None)
+    if namespace is None:
+        module = sys.modules.get(getattr(factory, "__module__", "") or "")
+        namespace = vars(module) if module is not None else {}
+    try:
+        return eval(annotation, dict(namespace))  # noqa: S307 - an annotation the plugin's author wrote
+    except Exception as e:  # noqa: BLE001 - reported with the plugin's name by the caller's context
+        name = getattr(factory, "__qualname__", repr(factory))
+        raise PluginError(f"factory {name}: cannot resolve the annotation {annotation!r} of its args parameter "
+                          f"({type(e).__name__}: {e}); define the args type at module level") from None
 
 
 def decode_args(raw: Any, cls: type[Any], *, optional: bool = False, path: str = "args") -> Any:

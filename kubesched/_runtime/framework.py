@@ -101,7 +101,9 @@ class Framework:
             if w * MAX_NODE_SCORE > (2**63 - 1) - total:
                 raise PluginError("total score of Score plugins could overflow")
             total += w * MAX_NODE_SCORE
-        self._pre_filter_ext = {p.name: p.pre_filter_extensions() for p in self.pre_filter}
+        # pre_filter_extensions is optional for a plugin written by a user (none = no AddPod/RemovePod).
+        self._pre_filter_ext = {p.name: ext() if callable(ext := getattr(p, "pre_filter_extensions", None)) else None
+                                for p in self.pre_filter}
         self._filter_batch = {p.name: getattr(p, "filter_batch", None) for p in self.filter}
         self._filter_batch_status = {p.name: getattr(p, "filter_batch_status", None) for p in self.filter}
         self._score_batch = {p.name: getattr(p, "score_batch", None) for p in self.score}

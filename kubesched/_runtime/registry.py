@@ -61,16 +61,41 @@ ENTRY_POINT_GROUP = "kubesched.plugins"
 
 
 def _load_object(spec: str) -> Any:
-    """``module:attribute`` -> the object."""
+    """``module:attribute`` or ``path/to/file.py:attribute`` -> the object. The current
+    directory is importable, as with ``python -m`` (``--plugin examples.plugins.coscheduling:new``
+    works from the repository root)."""
     import importlib
+    import importlib.util
+    import os
+    import sys
 
-    module_name, sep, attr = spec.partition(":")
+    module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
-        raise PluginError(f"--plugin {spec!r}: expected MODULE:FACTORY")
+        raise PluginError(f"--plugin {spec!r}: expected MODULE:FACTORY or path/to/file.py:FACTORY")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise PluginError(f"--plugin {spec!r}: cannot import {module_name}: {e}") from None
+        if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+            path = os.path.abspath(module_name)
+            if not os.path.isfile(path):
+                raise PluginError(f"--plugin {spec!r}: no such file {module_name!r}")
+            name = "_kubesched_plugin_" + os.path.splitext(os.path.basename(path))[0]
+            file_spec = importlib.util.spec_from_file_location(name, path)
+            if file_spec is None or file_spec.loader is None:
+                raise PluginError(f"--plugin {spec!r}: cannot import {module_name!r}")
+            module = importlib.util.module_from_spec(file_spec)
+            sys.modules[name] = module  # dataclasses and typing resolve names through it
+            try:
+                file_spec.loader.exec_module(module)
+            except BaseException:
+                sys.modules.pop(name, None)
+                raise
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.append(os.getcwd())
+            module = importlib.import_module(module_name)
+    except PluginError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure importing third-party code is reported, not a crash
+        raise PluginError(f"--plugin {spec!r}: cannot import {module_name}: {type(e).__name__}: {e}") from None
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -93,27 +118,45 @@ def _plugin_name(factory: Any, spec: str) -> str:
 
 def out_of_tree_registry(specs: tuple[str, ...] | list[str] = (), *, entry_points: bool = True) -> Registry:
     """Plugins from Python entry points (group ``kubesched.plugins``: ``Name = module:factory``)
-    and from ``--plugin module:factory`` specs (named by their module's NAME)."""
+    and from ``--plugin module:factory`` specs (named by their module's NAME). A name given
+    twice is an error naming both sources."""
     reg = Registry()
+    sources: dict[str, str] = {}
+
+    def add(name: str, factory: Any, source: str) -> None:
+        if name in sources:
+            raise PluginError(f"a plugin named {name} already exists: {source} and {sources[name]} both register it")
+        reg.register(name, factory)
+        sources[name] = source
+
     if entry_points:
         from importlib.metadata import entry_points as eps
 
         for ep in eps(group=ENTRY_POINT_GROUP):
+            source = f"entry point {ep.name} = {ep.value} (group {ENTRY_POINT_GROUP}" + (
+                f", distribution {ep.dist.name})" if ep.dist is not None else ")")
             try:
                 factory = ep.load()
             except Exception as e:  # noqa: BLE001 - a broken third-party plugin is reported, not a crash
-                raise PluginError(f"entry point {ep.name} = {ep.value} (group {ENTRY_POINT_GROUP}): cannot load: {e}") from None
-            reg.register(ep.name, factory)
+                raise PluginError(f"{source}: cannot load: {type(e).__name__}: {e}") from None
+            if not callable(factory):
+                raise PluginError(f"{source}: {ep.value} is not callable")
+            add(ep.name, factory, source)
     for spec in specs:
         factory = _load_object(spec)
         if not callable(factory):
-            raise PluginError(f"--plugin {spec!r}: {spec.partition(':')[2]} is not callable")
-        reg.register(_plugin_name(factory, spec), factory)
+            raise PluginError(f"--plugin {spec!r}: {spec.rpartition(':')[2]} is not callable")
+        add(_plugin_name(factory, spec), factory, f"--plugin {spec}")
     return reg
 
 
 def full_registry(specs: tuple[str, ...] | list[str] = (), *, entry_points: bool = True) -> Registry:
     """In-tree plugins merged with out-of-tree ones (duplicates are errors)."""
     reg = in_tree_registry()
-    reg.merge(out_of_tree_registry(specs, entry_points=entry_points))
+    extra = out_of_tree_registry(specs, entry_points=entry_points)
+    for name in extra:
+        if name in reg:
+            raise PluginError(f"a plugin named {name} already exists: an out-of-tree plugin cannot take the name of "
+                              "an in-tree plugin (rename it, e.g. with a prefix)")
+    reg.merge(extra)
     return reg

@@ -105,6 +105,9 @@ class MemoryObjects:
     def pod(self, namespace: str, name: str) -> Pod | None:
         return self._pods.get((namespace, name))
 
+    def pods(self, namespace: str) -> Sequence[Pod]:
+        return [p for (ns, _), p in self._pods.items() if ns == namespace]
+
     # ---- mutation (simulation)
     def set_pod(self, pod: Pod) -> None:
         self._pods[(pod.namespace, pod.name)] = pod

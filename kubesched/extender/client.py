@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import socket
 import ssl
 import tempfile
 import time
@@ -155,6 +156,11 @@ class HTTPExtender:
         verify: ssl.SSLContext | bool = True
         if parts.scheme == "https" or tls is not None or config.enable_https:
             verify = make_ssl_context(config)
+        if transport is None:
+            # Go's net/http disables Nagle's algorithm (TCP_NODELAY); without it the request's
+            # headers and body, written separately, wait out the peer's delayed ACK (~40 ms).
+            transport = httpx.HTTPTransport(verify=verify, trust_env=not _is_loopback(parts.hostname or ""),
+                                            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
         self._client = httpx.Client(
             verify=verify,
             timeout=httpx.Timeout(timeout),

@@ -798,7 +798,19 @@ def serve(app: Any, *, host: str = "127.0.0.1", port: int = 8888, certfile: str 
         logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = _uvicorn_config(app, host=host, port=port, certfile=certfile, keyfile=keyfile, client_ca=client_ca,
                              log_level=log_level)
-    uvicorn.Server(config).run()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # Bound here with proto IPPROTO_TCP so that asyncio sets TCP_NODELAY on every connection
+    # (see ServerThread); uvicorn's own socket would leave Nagle's algorithm on.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    shown = f"[{host}]" if ":" in host else host
+    log.info("serving on %s://%s:%d", "https" if certfile else "http", shown, sock.getsockname()[1])
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 class ServerThread:
@@ -816,7 +828,10 @@ class ServerThread:
                                        client_ca=client_ca, log_level=log_level)
         self._server = uvicorn.Server(self._config)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP
+        # (accepted sockets inherit 0 otherwise), and without it every keep-alive reply waits
+        # out the client's delayed ACK (~40 ms).
+        self._sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
         self.port: int = self._sock.getsockname()[1]

@@ -64,7 +64,9 @@ class CycleState:
     def clone(self) -> CycleState:
         c = CycleState()
         for k, v in self._data.items():
-            c._data[k] = v.clone() if isinstance(v, StateData) else v
+            # hasattr, not isinstance(v, StateData): a runtime-checkable Protocol check costs
+            # ~10 us, and the preemption dry run clones the state once per node examined.
+            c._data[k] = v.clone() if hasattr(v, "clone") else v
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics

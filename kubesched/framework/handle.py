@@ -70,6 +70,11 @@ class ObjectLister(Protocol):
 
     def pod(self, namespace: str, name: str) -> Pod | None: ...
 
+    def pods(self, namespace: str) -> Sequence[Pod]:
+        """Every pod of the namespace as the API server has it (pending and bound; not
+        the scheduler's assumed state), e.g. to count the members of a pod group."""
+        ...
+
 
 class PodNominator(Protocol):
     """Nominated pods per node (the queue's nominator)."""

@@ -3,6 +3,30 @@
 A plugin is a plain class with a ``name`` and any of the methods below; the framework
 detects which extension points it implements by these methods. Every method that can fail
 returns ``Status | None`` (``None`` = success). Plugins never raise for expected outcomes.
+Enabling a plugin at an extension point whose method it lacks is a configuration error.
+
+The plugin is made by a factory ``new(args, handle)`` (a function, or the class itself),
+registered under the plugin's ``name``: in-tree in ``kubesched.plugins.registry``, out of
+tree through the ``kubesched.plugins`` entry-point group (``MyPlugin = "my_pkg:new"``) or
+``kubesched simulate --plugin my_pkg:new`` (the module's ``NAME`` gives the name).
+
+Typed args: annotate the factory's ``args`` parameter with a dataclass and the runtime
+decodes the plugin's ``pluginConfig`` args into it before calling the factory::
+
+    @dataclass(frozen=True)
+    class MyArgs:
+        timeout_seconds: int = 30          # pluginConfig: args: {timeoutSeconds: 60}
+        groups: dict[str, int] = field(default_factory=dict)
+
+    def new(args: MyArgs, handle: Handle) -> MyPlugin: ...
+
+camelCase keys map to snake_case fields; unknown keys, missing required fields and values
+of the wrong type (bool, int, float, str, Literal, Enum, list/tuple/set, dict, nested
+dataclasses, ``X | None``) are ConfigErrors naming ``profiles[i].pluginConfig[j].args.<key>``.
+No args configured means the dataclass's defaults (or None if annotated ``MyArgs | None``).
+Cross-field checks go in ``__post_init__``: a ValueError is reported at ``args``, a
+``kubesched.errors.FieldError("timeoutSeconds", "must be positive")`` at that field. A
+factory not annotated with a dataclass gets the args as written (a mapping, or None).
 
 Optional *batch* methods (``filter_batch``, ``score_batch``, ``normalize_score_batch``) work
 over many nodes at once through the columnar :class:`NodeTable`; when present, the

@@ -26,23 +26,14 @@ from kubesched.framework import (
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Node, Pod, Taint, Toleration, tolerations_tolerate_taint
-from kubesched.objects.model import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE
+from kubesched.objects.model import PREFER_NO_SCHEDULE
 from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
+from kubesched.plugins.helpers.taints import find_untolerated_taint
 
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
 _PRE_SCORE_KEY: StateKey[tuple[Toleration, ...]] = StateKey("PreScore" + NAME)
 _TABLE_KEY = NAME
-
-
-def find_untolerated_taint(taints: Sequence[Taint], tolerations: tuple[Toleration, ...]) -> Taint | None:
-    """v1helper.FindMatchingUntoleratedTaint with the NoSchedule/NoExecute filter."""
-    for t in taints:
-        if t.effect != NO_SCHEDULE and t.effect != NO_EXECUTE:
-            continue
-        if not tolerations_tolerate_taint(tolerations, t):
-            return t
-    return None
 
 
 def _count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: tuple[Toleration, ...]) -> int:

@@ -1,0 +1,500 @@
+"""kube-scheduler's HTTP endpoints: /healthz, /livez, /readyz and /metrics.
+
+- ``/metrics``: Prometheus text format (0.0.4) from a dedicated
+  :class:`prometheus_client.CollectorRegistry` holding kube-scheduler v1.30's metrics under their
+  upstream names, types, labels and buckets (pkg/scheduler/metrics/metrics.go), plus client-go's
+  ``leader_election_master_status``. :class:`SchedulerMetrics` is what the scheduling loop calls.
+- ``/healthz``, ``/livez``, ``/readyz`` (and ``/<endpoint>/<check>``): the apiserver healthz
+  handlers' behaviour and text — ``ok``; ``?verbose`` lists every check (``[+]ping ok``); a failure
+  answers 500 with every check listed, reasons withheld, and ``<endpoint> check failed``;
+  ``?exclude=<check>`` skips one. As in kube-scheduler, /readyz waits for the informers to sync
+  (``sched-handler-sync``) and turns 500 once shutdown starts (``shutdown``) but does *not*
+  depend on leadership: a standby replica is ready. With leader election on, /healthz and
+  /readyz include ``leaderElection`` (the elector's watchdog: fails only when this replica thinks
+  it leads but has not renewed for leaseDuration + 20 s).
+
+Serving: ``--bind-address`` (default 127.0.0.1) and ``--secure-port`` (default 10259; 0 disables
+serving). kube-scheduler serves HTTPS with a self-signed certificate there; kubesched serves plain
+HTTP on that port unless ``--tls-cert-file``/``--tls-private-key-file`` (``--cert``/``--key``) are
+given, and does no delegated authentication/authorization: bind it to a trusted network only.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from kubesched.errors import ConfigError
+
+log = logging.getLogger("kubesched.serving")
+
+DEFAULT_BIND_ADDRESS = "127.0.0.1"
+DEFAULT_SECURE_PORT = 10259  # kube-scheduler's KubeSchedulerPort
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# Label values kube-scheduler uses (facts sheet, section 10).
+RESULTS = ("scheduled", "unschedulable", "error")
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+INCOMING_QUEUES = ("active", "backoff", "unschedulable")  # gated pods count as unschedulable here
+STATUS_CODES = ("Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending")
+EXTENSION_POINTS = (
+    "PreFilter", "Filter", "PreFilterExtensionAddPod", "PreFilterExtensionRemovePod", "PostFilter", "PreScore",
+    "Score", "ScoreExtensionNormalize", "PreBind", "Bind", "PostBind", "Reserve", "Unreserve", "Permit", "PreEnqueue",
+)
+CACHE_SIZE_TYPES = ("assumed_pods", "pods", "nodes")
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """prometheus.ExponentialBuckets: each bound is the previous one times ``factor`` (repeated
+    multiplication, as Go computes them, so the printed bounds match)."""
+    if count < 1 or start <= 0 or factor <= 1:
+        raise ValueError("exponential_buckets needs count >= 1, start > 0, factor > 1")
+    out = [start]
+    for _ in range(count - 1):
+        out.append(out[-1] * factor)
+    return tuple(out)
+
+
+ATTEMPT_DURATION_BUCKETS = exponential_buckets(0.001, 2, 15)
+EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
+PLUGIN_EXECUTION_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
+POD_SCHEDULING_DURATION_BUCKETS = exponential_buckets(0.01, 2, 20)
+PREEMPTION_VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
+POD_SCHEDULING_ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
+
+
+def attempts_label(attempts: int) -> str:
+    """getAttemptsLabel: ``1`` ... ``14``, then ``15+`` (bounded cardinality)."""
+    return "15+" if attempts >= 15 else str(attempts)
+
+
+def _check(value: str, allowed: Iterable[str], label: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{label} {value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+class _WithoutCreated(Collector):
+    """The registry's metrics without prometheus_client's ``*_created`` samples, which
+    kube-scheduler does not expose (keeps the process-wide prometheus_client setting alone)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterable[Metric]:
+        for family in self._registry.collect():
+            out = Metric(family.name, family.documentation, family.type, family.unit)
+            out.samples = [s for s in family.samples if s.name != family.name + "_created"]
+            yield out
+
+
+class SchedulerMetrics:
+    """kube-scheduler v1.30's metrics in their own registry (never the global one, so two
+    schedulers or tests in one process do not collide). All methods are thread-safe."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.schedule_attempts = Counter(
+            "scheduler_schedule_attempts_total",
+            "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+            "scheduled, while 'error' means an internal scheduler problem.",
+            ("result", "profile"), registry=r)
+        self.scheduling_attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ("result", "profile"), buckets=ATTEMPT_DURATION_BUCKETS, registry=r)
+        self.scheduling_algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds", "[ALPHA] Scheduling algorithm latency in seconds",
+            buckets=ATTEMPT_DURATION_BUCKETS, registry=r)
+        self.preemption_victims_hist = Histogram(
+            "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims",
+            buckets=PREEMPTION_VICTIMS_BUCKETS, registry=r)
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total", "[STABLE] Total preemption attempts in the cluster till now",
+            registry=r)
+        self.pending_pods = Gauge(
+            "scheduler_pending_pods",
+            "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
+            "means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
+            "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
+            "scheduler never attempted to schedule because they are gated.",
+            ("queue",), registry=r)
+        for q in QUEUES:
+            self.pending_pods.labels(queue=q).set(0)
+        self.pod_scheduling_duration = Histogram(
+            "scheduler_pod_scheduling_duration_seconds",
+            "[STABLE] (Deprecated since 1.29.0) E2e latency for a pod being scheduled which may include multiple "
+            "scheduling attempts.",
+            ("attempts",), buckets=POD_SCHEDULING_DURATION_BUCKETS, registry=r)
+        self.pod_scheduling_sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
+            "might involve multiple scheduling attempts.",
+            ("attempts",), buckets=POD_SCHEDULING_DURATION_BUCKETS, registry=r)
+        self.pod_scheduling_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts", "[STABLE] Number of attempts to successfully schedule a pod.",
+            buckets=POD_SCHEDULING_ATTEMPTS_BUCKETS, registry=r)
+        self.framework_extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "[STABLE] Latency for running all plugins of a specific extension point.",
+            ("extension_point", "status", "profile"), buckets=EXTENSION_POINT_BUCKETS, registry=r)
+        self.plugin_execution_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "[ALPHA] Duration for running a plugin at a specific extension point.",
+            ("plugin", "extension_point", "status"), buckets=PLUGIN_EXECUTION_BUCKETS, registry=r)
+        self.queue_incoming_pods = Counter(
+            "scheduler_queue_incoming_pods_total",
+            "[STABLE] Number of pods added to scheduling queues by event and queue type.",
+            ("queue", "event"), registry=r)
+        self.permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds", "[ALPHA] Duration of waiting on permit.",
+            ("result",), buckets=ATTEMPT_DURATION_BUCKETS, registry=r)
+        self.cache_size = Gauge(
+            "scheduler_scheduler_cache_size",
+            "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ("type",), registry=r)
+        self.unschedulable_pods = Gauge(
+            "scheduler_unschedulable_pods",
+            "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
+            "for all plugins that caused it to not schedule and so this metric have meaning only when broken down "
+            "by plugin.",
+            ("plugin", "profile"), registry=r)
+        self.plugin_evaluation = Counter(
+            "scheduler_plugin_evaluation_total",
+            "[ALPHA] Number of attempts to schedule pods by each plugin and the extension point (available only in "
+            "PreFilter, Filter, PreScore, and Score).",
+            ("plugin", "extension_point", "profile"), registry=r)
+        self.leader_election_master_status = Gauge(
+            "leader_election_master_status",
+            "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
+            "indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            ("name",), registry=r)
+        self.leader_election_slowpath = Counter(
+            "leader_election_slowpath_total",
+            "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
+            "identify the lease. Please make sure to group by name.",
+            ("name",), registry=r)
+        self._exposed = CollectorRegistry(auto_describe=False)
+        self._exposed.register(_WithoutCreated(r))
+
+    # ------------------------------------------------------------ scheduling cycle
+    def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """One scheduling attempt ended (PodScheduled / PodUnschedulable / PodScheduleError):
+        ``result`` is scheduled (after bind), unschedulable (rejected) or error."""
+        _check(result, RESULTS, "result")
+        self.schedule_attempts.labels(result=result, profile=profile).inc()
+        self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+
+    def observe_algorithm(self, seconds: float) -> None:
+        """SchedulingAlgorithmLatency: schedulePod's duration."""
+        self.scheduling_algorithm_duration.observe(seconds)
+
+    def observe_pod_scheduled(self, attempts: int, sli_seconds: float) -> None:
+        """A pod was bound: its attempt count and the time since it first entered the queue
+        (PodSchedulingAttempts, PodSchedulingSLIDuration and the deprecated
+        PodSchedulingDuration, which upstream observes with the same value)."""
+        label = attempts_label(attempts)
+        self.pod_scheduling_attempts.observe(attempts)
+        self.pod_scheduling_sli_duration.labels(attempts=label).observe(sli_seconds)
+        self.pod_scheduling_duration.labels(attempts=label).observe(sli_seconds)
+
+    def observe_extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        """FrameworkExtensionPointDuration: all plugins of one extension point, with the
+        resulting status code name (``Success`` when the status is nil)."""
+        _check(point, EXTENSION_POINTS, "extension_point")
+        _check(status, STATUS_CODES, "status")
+        self.framework_extension_point_duration.labels(extension_point=point, status=status,
+                                                       profile=profile).observe(seconds)
+
+    def observe_plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """PluginExecutionDuration (upstream samples 10% of cycles for it)."""
+        _check(point, EXTENSION_POINTS, "extension_point")
+        _check(status, STATUS_CODES, "status")
+        self.plugin_execution_duration.labels(plugin=plugin, extension_point=point, status=status).observe(seconds)
+
+    def plugin_evaluated(self, plugin: str, point: str, profile: str, n: int = 1) -> None:
+        """PluginEvaluationTotal."""
+        _check(point, EXTENSION_POINTS, "extension_point")
+        self.plugin_evaluation.labels(plugin=plugin, extension_point=point, profile=profile).inc(n)
+
+    def observe_permit_wait(self, result: str, seconds: float) -> None:
+        """PermitWaitDuration: result is the status code name of the wait's outcome."""
+        _check(result, STATUS_CODES, "result")
+        self.permit_wait_duration.labels(result=result).observe(seconds)
+
+    # -------------------------------------------------------------------- preemption
+    def preemption_attempt(self) -> None:
+        self.preemption_attempts.inc()
+
+    def preemption_victims(self, n: int) -> None:
+        """Victims chosen by one successful preemption (observed only when a candidate was found)."""
+        self.preemption_victims_hist.observe(n)
+
+    # ------------------------------------------------------------------------ queue
+    def set_pending(self, counts: Mapping[str, int]) -> None:
+        """scheduler_pending_pods: the given queues' sizes (active, backoff, unschedulable, gated);
+        queues not named keep their value."""
+        for queue, n in counts.items():
+            _check(queue, QUEUES, "queue")
+            self.pending_pods.labels(queue=queue).set(n)
+
+    def incoming(self, queue: str, event: str, n: int = 1) -> None:
+        """scheduler_queue_incoming_pods_total: ``n`` pods moved to ``queue`` by ``event`` (PodAdd,
+        ScheduleAttemptFailure, BackoffComplete, ForceActivate, PodUpdate, NodeAdd, ...)."""
+        _check(queue, INCOMING_QUEUES, "queue")
+        if n:
+            self.queue_incoming_pods.labels(queue=queue, event=event).inc(n)
+
+    def unschedulable_pods_add(self, plugin: str, profile: str, delta: int) -> None:
+        """scheduler_unschedulable_pods: +1 per rejecting plugin when a pod is put back, -1 on Pop."""
+        self.unschedulable_pods.labels(plugin=plugin, profile=profile).inc(delta)
+
+    def set_cache_size(self, *, nodes: int, pods: int, assumed_pods: int) -> None:
+        self.cache_size.labels(type="nodes").set(nodes)
+        self.cache_size.labels(type="pods").set(pods)
+        self.cache_size.labels(type="assumed_pods").set(assumed_pods)
+
+    # ------------------------------------------------ leader election (LeaderMetrics)
+    def leader_on(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(1)
+
+    def leader_off(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(0)
+
+    def slowpath_exercised(self, name: str) -> None:
+        self.leader_election_slowpath.labels(name=name).inc()
+
+    # ---------------------------------------------------------------------- output
+    def render(self) -> bytes:
+        """The Prometheus text exposition of every metric."""
+        return generate_latest(self._exposed)
+
+
+# ================================================================= health checks
+HealthCheck = Callable[[], "str | None"]  # None = healthy, else the failure reason
+
+ENDPOINTS = ("healthz", "livez", "readyz")
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    name: str
+    fn: HealthCheck
+    endpoints: frozenset[str]
+
+
+class HealthChecks:
+    """The checks behind /healthz, /livez and /readyz, in kube-scheduler's arrangement:
+
+    - ``ping`` everywhere;
+    - ``leaderElection`` (after :meth:`add_leader_election`) on /healthz and /readyz;
+    - ``shutdown`` on /readyz: fails once :meth:`mark_shutting_down` is called;
+    - ``sched-handler-sync`` on /readyz: fails until :meth:`mark_synced` (informers synced and
+      event handlers registered).
+    """
+
+    def __init__(self) -> None:
+        self._synced = threading.Event()
+        self._shutting_down = threading.Event()
+        self._checks: list[_Check] = []
+        self._lock = threading.Lock()
+        self.add("ping", lambda: None)
+        self.add("shutdown", self._shutdown_check, endpoints=("readyz",))
+        self.add("sched-handler-sync", self._sync_check, endpoints=("readyz",))
+
+    def add(self, name: str, check: HealthCheck, *, endpoints: Iterable[str] = ENDPOINTS) -> None:
+        eps = frozenset(endpoints)
+        unknown = eps - set(ENDPOINTS)
+        if unknown:
+            raise ValueError(f"unknown health endpoint(s): {', '.join(sorted(unknown))}")
+        with self._lock:
+            if any(c.name == name for c in self._checks):
+                raise ValueError(f"health check {name!r} is already registered")
+            self._checks.append(_Check(name, check, eps))
+
+    def add_leader_election(self, elector: Any, timeout: float = 20.0) -> None:
+        """The leader elector's watchdog (anything with ``check(timeout) -> str | None``, i.e.
+        :class:`kubesched.live.leader.LeaderElector`) as ``leaderElection``."""
+        self.add("leaderElection", functools.partial(elector.check, timeout), endpoints=("healthz", "readyz"))
+
+    def mark_synced(self) -> None:
+        self._synced.set()
+
+    def mark_shutting_down(self) -> None:
+        self._shutting_down.set()
+
+    @property
+    def synced(self) -> bool:
+        return self._synced.is_set()
+
+    def _shutdown_check(self) -> str | None:
+        return "process is shutting down" if self._shutting_down.is_set() else None
+
+    def _sync_check(self) -> str | None:
+        return None if self._synced.is_set() else "waiting for handlers to sync"
+
+    def checks(self, endpoint: str) -> list[tuple[str, HealthCheck]]:
+        with self._lock:
+            return [(c.name, c.fn) for c in self._checks if endpoint in c.endpoints]
+
+    @staticmethod
+    def run_one(fn: HealthCheck) -> str | None:
+        try:
+            return fn()
+        except Exception as e:  # a crashing check is a failing check
+            return f"{type(e).__name__}: {e}"
+
+    def evaluate(self, endpoint: str, *, exclude: Iterable[str] = ()) -> tuple[bool, str, list[str]]:
+        """(healthy, the verbose listing, the failure details for the log)."""
+        excluded = set(exclude)
+        lines: list[str] = []
+        failures: list[str] = []
+        for name, fn in self.checks(endpoint):
+            if name in excluded:
+                excluded.discard(name)
+                lines.append(f"[+]{name} excluded: ok")
+                continue
+            err = self.run_one(fn)
+            if err is None:
+                lines.append(f"[+]{name} ok")
+            else:
+                lines.append(f"[-]{name} failed: reason withheld")
+                failures.append(f"[-]{name} failed: {err}")
+        if excluded:
+            quoted = ",".join(f'"{n}"' for n in sorted(excluded))
+            lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}")
+        return not failures, "".join(line + "\n" for line in lines), failures
+
+
+_TEXT_HEADERS = {"X-Content-Type-Options": "nosniff"}
+
+
+def _text(body: str, status: int = 200) -> Response:
+    return PlainTextResponse(body, status_code=status, headers=_TEXT_HEADERS)
+
+
+def build_app(metrics: SchedulerMetrics, checks: HealthChecks) -> Starlette:
+    """The ASGI app serving /metrics and the health endpoints."""
+
+    def metrics_endpoint(request: Request) -> Response:
+        return Response(metrics.render(), media_type=METRICS_CONTENT_TYPE)
+
+    def health(endpoint: str) -> Callable[[Request], Response]:
+        def handler(request: Request) -> Response:
+            ok, listing, failures = checks.evaluate(endpoint, exclude=request.query_params.getlist("exclude"))
+            if not ok:
+                log.info("%s check failed: %s", endpoint, "; ".join(failures))
+                return _text(f"{listing}{endpoint} check failed\n", 500)
+            if "verbose" in request.query_params:
+                return _text(f"{listing}{endpoint} check passed\n")
+            return _text("ok")
+
+        return handler
+
+    def single(endpoint: str) -> Callable[[Request], Response]:
+        def handler(request: Request) -> Response:
+            name = request.path_params["check"]
+            for check_name, fn in checks.checks(endpoint):
+                if check_name == name:
+                    err = checks.run_one(fn)
+                    if err is None:
+                        return _text("ok")
+                    return _text(f"internal server error: {err}\n", 500)
+            return _text("404 page not found\n", 404)
+
+        return handler
+
+    routes = [Route("/metrics", metrics_endpoint, methods=["GET"])]
+    for ep in ENDPOINTS:
+        routes.append(Route(f"/{ep}", health(ep), methods=["GET"]))
+        routes.append(Route(f"/{ep}/{{check}}", single(ep), methods=["GET"]))
+    return Starlette(routes=routes)
+
+
+# ======================================================================== serving
+def _uvicorn_config(app: Any, host: str, port: int, cert_file: str | None, key_file: str | None,
+                    log_level: str) -> uvicorn.Config:
+    if bool(cert_file) != bool(key_file):
+        raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="off", log_config=None,
+                          ssl_certfile=cert_file or None, ssl_keyfile=key_file or None, access_log=False,
+                          timeout_graceful_shutdown=2)
+
+
+class ServingThread:
+    """Serve an ASGI app from a daemon thread on a socket bound up front (``port=0`` picks a
+    free port — for tests; use :func:`start_serving` for the ``--secure-port`` semantics)."""
+
+    def __init__(self, app: Any, *, host: str = DEFAULT_BIND_ADDRESS, port: int = 0, cert_file: str | None = None,
+                 key_file: str | None = None, log_level: str = "warning") -> None:
+        self.host = host
+        self._server = uvicorn.Server(_uvicorn_config(app, host, port, cert_file, key_file, log_level))
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._sock = socket.socket(family, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._sock.bind((host, port))
+        except OSError as e:
+            self._sock.close()
+            raise ConfigError(f"cannot listen on {host}:{port}: {e}") from None
+        self.port: int = self._sock.getsockname()[1]
+        self.scheme = "https" if cert_file else "http"
+        self._thread = threading.Thread(target=functools.partial(self._server.run, sockets=[self._sock]),
+                                        name=f"kubesched-serving-{self.port}", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    def start(self, timeout: float = 10.0) -> ServingThread:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self._server.should_exit = True
+                self._sock.close()
+                raise ConfigError(f"serving on {self.url} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        self._sock.close()
+
+    def __enter__(self) -> ServingThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_serving(app: Any, *, bind_address: str = DEFAULT_BIND_ADDRESS, secure_port: int = DEFAULT_SECURE_PORT,
+                  cert_file: str | None = None, key_file: str | None = None,
+                  log_level: str = "warning") -> ServingThread | None:
+    """Start serving as ``--bind-address``/``--secure-port`` say: None when the port is 0
+    (serving disabled, as kube-scheduler's ``--secure-port=0``)."""
+    if secure_port == 0:
+        return None
+    if not 0 < secure_port < 65536:
+        raise ConfigError(f"--secure-port {secure_port} must be between 0 and 65535, inclusive. 0 for turning off "
+                          "secure port")
+    return ServingThread(app, host=bind_address, port=secure_port, cert_file=cert_file, key_file=key_file,
+                         log_level=log_level).start()

@@ -1,0 +1,96 @@
+"""Helpers for the live-mode tests: manifests, a fast-retrying live scheduler over the local
+API server, and waiting with a deadline."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kubesched.cluster.apiserver import LocalApiServer
+from kubesched.cluster.live import ApiClient, Backoff, ClusterConfig, LiveCluster, LiveOptions
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.live.runner import LiveScheduler
+
+FAST = LiveOptions(backoff=Backoff(initial=0.02, maximum=0.2, jitter=0.5), watch_timeout=30.0)
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", *, pods: str = "110", labels: dict[str, str] | None = None,
+         taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = taints
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+            "spec": spec,
+            "status": {"capacity": {"cpu": cpu, "memory": memory, "pods": pods},
+                       "allocatable": {"cpu": cpu, "memory": memory, "pods": pods}}}
+
+
+def pod(name: str, cpu: str = "100m", memory: str = "100Mi", *, namespace: str = "default",
+        node_name: str = "", priority_class: str = "", grace: int | None = None, labels: dict[str, str] | None = None,
+        scheduler: str = "", **spec: Any) -> dict[str, Any]:
+    s: dict[str, Any] = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                                         "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec}
+    if node_name:
+        s["nodeName"] = node_name
+    if priority_class:
+        s["priorityClassName"] = priority_class
+    if grace is not None:
+        s["terminationGracePeriodSeconds"] = grace
+    if scheduler:
+        s["schedulerName"] = scheduler
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}}, "spec": s}
+
+
+def priority_class(name: str, value: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+def wait_until(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def placements(api: LocalApiServer, namespace: str = "default") -> dict[str, str]:
+    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in api.objects("pods")
+            if p["metadata"]["namespace"] == namespace}
+
+
+def all_bound(api: LocalApiServer, names: list[str] | None = None) -> bool:
+    placed = placements(api)
+    return all(placed.get(n) for n in (names if names is not None else list(placed)))
+
+
+def successful_binds(api: LocalApiServer) -> Counter[str]:
+    """How many times each pod was bound with a 201: a pod bound twice would show 2 (the
+    second bind would have had to succeed against a bound pod)."""
+    return Counter(f"{c.namespace}/{c.name}" for c in api.calls("create", "pods", "binding", 201))
+
+
+def events(api: LocalApiServer, reason: str | None = None) -> list[dict[str, Any]]:
+    return [e for e in api.objects("events") if reason is None or e.get("reason") == reason]
+
+
+@contextlib.contextmanager
+def live_scheduler(api: LocalApiServer, config: KubeSchedulerConfiguration | None = None, *,
+                   deterministic: bool = True, names: tuple[str, ...] = ("default-scheduler",),
+                   options: LiveOptions = FAST) -> Iterator[LiveScheduler]:
+    client = ApiClient(ClusterConfig(server=api.url), qps=0, timeout=10.0)
+    cluster = LiveCluster(client, scheduler_names=names, options=options)
+    sched = LiveScheduler(config, cluster, deterministic=deterministic)
+    try:
+        sched.start_loop()
+        yield sched
+    finally:
+        sched.stop(timeout=10.0)
+        client.close()

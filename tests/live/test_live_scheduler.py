@@ -1,0 +1,326 @@
+"""The live scheduler end to end against the local API server: the same placements as
+``kubesched simulate --deterministic``, failure reporting (PodScheduled condition,
+FailedScheduling event), preemption through the API, and the faults a real cluster throws
+at a client (dropped watches, 410 Gone, 500s, slowness, a bind conflict, a restart) — with
+no pod bound twice and no pending pod forgotten."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubesched.cluster.apiserver import LocalApiServer
+from kubesched.cluster.live import API_CALLS, ApiCall, ApiClient, ClusterConfig, LiveCluster
+from kubesched.config import default_configuration
+from kubesched.live.runner import run_scheduler
+from kubesched.objects import load_manifests
+from kubesched.simulation import Simulator
+
+from .apihelpers import (
+    FAST,
+    all_bound,
+    events,
+    live_scheduler,
+    node,
+    placements,
+    pod,
+    priority_class,
+    successful_binds,
+    wait_until,
+)
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.fixture
+def api() -> Any:
+    with LocalApiServer(bookmark_interval=0.2) as server:
+        yield server
+
+
+def _no_pod_bound_twice(api: LocalApiServer) -> None:
+    twice = {k: n for k, n in successful_binds(api).items() if n > 1}
+    assert not twice, f"bound more than once: {twice}"
+
+
+# ------------------------------------------------------------------------------------ simulate parity
+def _scenario() -> list[dict[str, Any]]:
+    web_anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "spread"}}}]
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}},
+        priority_class("high", 1000),
+        node("n1", "4", "8Gi", labels={ZONE: "a"}),
+        node("n2", "2", "4Gi", labels={ZONE: "b"}),
+        node("n3", "8", "16Gi", labels={ZONE: "a", "gpu": "true"},
+             taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
+        node("n4", "4", "8Gi", labels={ZONE: "b", "disk": "ssd"}),
+        pod("p01", "1", "1Gi"),
+        pod("p02", "500m", nodeSelector={"disk": "ssd"}),
+        pod("p03", "2", "2Gi", tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu",
+                                             "effect": "NoSchedule"}],
+            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["true"]}]}]}}}),
+        pod("p04", "300m", labels={"app": "web"}, affinity=web_anti),
+        pod("p05", "300m", labels={"app": "web"}, affinity=web_anti),
+        pod("p06", "200m", labels={"app": "spread"}, topologySpreadConstraints=spread),
+        pod("p07", "200m", labels={"app": "spread"}, topologySpreadConstraints=spread),
+        pod("p08", "16", "1Gi"),
+        pod("p09", "1", priority_class="high"),
+        pod("p10", "700m", affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 50, "preference": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["b"]}]}}]}}),
+        pod("p11", "1500m", "3Gi", namespace="team"),
+        pod("p12", "250m", namespace="team", labels={"app": "web"}, affinity=web_anti),
+    ]
+
+
+def test_pods_are_bound_where_simulate_deterministic_puts_them(api: LocalApiServer, tmp_path: Path) -> None:
+    docs = _scenario()
+    manifest = tmp_path / "cluster.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    expected = Simulator(load_manifests([manifest]), deterministic=True).run().final
+    assert expected["default/p08"] is None and sum(1 for v in expected.values() if v) == 11
+
+    for d in docs:
+        api.create(d)
+    with live_scheduler(api) as sched:
+        wait_until(lambda: len(sched.stats.attempts) and sched.stats.attempts["scheduled"] == 11
+                   and sched.stats.attempts["unschedulable"] >= 1, what="11 pods bound and p08 attempted")
+        got = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p["spec"].get("nodeName") or None
+               for p in api.objects("pods")}
+    assert got == expected
+    _no_pod_bound_twice(api)
+    assert len(events(api, "Scheduled")) == 11
+
+
+# ------------------------------------------------------------------------------------ failures
+def test_unschedulable_pod_gets_the_condition_and_an_event_then_binds_when_a_node_fits(api: LocalApiServer) -> None:
+    api.create(node("small-1", "1"))
+    api.create(node("small-2", "1"))
+    api.create(pod("big", "3"))
+    with live_scheduler(api) as sched:
+        def condition() -> dict[str, Any] | None:
+            conds = api.get("pods", "big", "default").get("status", {}).get("conditions") or []
+            return next((c for c in conds if c["type"] == "PodScheduled"), None)
+
+        cond = wait_until(condition, what="PodScheduled condition")
+        assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
+        assert cond["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+        failed = wait_until(lambda: events(api, "FailedScheduling"), what="FailedScheduling event")
+        ev = failed[0]
+        assert ev["type"] == "Warning" and ev["action"] == "Scheduling" and ev["note"] == cond["message"]
+        assert ev["regarding"]["name"] == "big" and ev["reportingController"] == "default-scheduler"
+        # A node that fits arrives: NodeAdd moves the pod (preCheck passes) and it binds there.
+        api.create(node("large", "4"))
+        wait_until(lambda: placements(api).get("big") == "large", what="big bound to the new node")
+        assert sched.stats.attempts["scheduled"] == 1
+    cond = next(c for c in api.get("pods", "big", "default")["status"]["conditions"] if c["type"] == "PodScheduled")
+    assert cond["status"] == "True"
+
+
+def test_other_schedulers_pods_are_ignored_and_terminating_pods_skipped(api: LocalApiServer) -> None:
+    api.create(node("n1"))
+    api.create(pod("theirs", scheduler="other-scheduler"))
+    api.create(pod("ours"))
+    with live_scheduler(api):
+        wait_until(lambda: placements(api).get("ours"), what="ours bound")
+    assert placements(api)["theirs"] == ""
+    assert all(c.name != "theirs" for c in api.calls("create", "pods", "binding"))
+
+
+def test_preemption_deletes_the_victim_with_its_uid_and_nominates_the_node(api: LocalApiServer) -> None:
+    api.create(priority_class("low", 10))
+    api.create(priority_class("high", 1000))
+    api.create(node("n1", "1"))
+    victim = api.create(pod("victim", "1", node_name="n1", priority_class="low", grace=1))
+    with live_scheduler(api) as sched:
+        preemptor = api.create(pod("preemptor", "1", priority_class="high"))
+        nominated = wait_until(lambda: api.get("pods", "preemptor", "default")["status"].get("nominatedNodeName"),
+                               what="nominatedNodeName")
+        assert nominated == "n1"
+        deletes = api.calls("delete", "pods")
+        assert len(deletes) == 1 and deletes[0].name == "victim"
+        assert deletes[0].body["preconditions"] == {"uid": victim["metadata"]["uid"]}
+        patches = [c for c in api.calls("patch", "pods", "status") if c.name == "victim"]
+        assert patches and patches[0].body["status"]["conditions"][0] == {
+            **patches[0].body["status"]["conditions"][0], "type": "DisruptionTarget", "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": "default-scheduler: preempting to accommodate a higher priority pod"}
+        preempted = wait_until(lambda: events(api, "Preempted"), what="Preempted event")
+        assert preempted[0]["note"] == f"Preempted by pod {preemptor['metadata']['uid']} on node n1"
+        assert preempted[0]["regarding"]["name"] == "victim" and preempted[0]["related"]["name"] == "preemptor"
+        # The victim terminates gracefully (1 s), then the preemptor binds to the freed node.
+        wait_until(lambda: placements(api).get("preemptor") == "n1", what="preemptor bound")
+        assert "victim" not in placements(api)
+        assert sched.stats.victims == 1
+    _no_pod_bound_twice(api)
+
+
+# ------------------------------------------------------------------------------------ faults
+def test_dropped_watch_connections_resume_without_relisting(api: LocalApiServer) -> None:
+    for i in range(3):
+        api.create(node(f"n{i}"))
+    with live_scheduler(api) as sched:
+        for i in range(5):
+            api.create(pod(f"a{i}"))
+        wait_until(lambda: all_bound(api), what="first pods bound")
+        informers = len(sched.cluster.informers)
+        for i in range(3):
+            wait_until(lambda: api.store.open_watch_count() >= informers, what="every informer watching")
+            assert api.drop_watches(abrupt=True) >= informers
+            api.create(pod(f"b{i}"))
+        for i in range(5):
+            api.create(pod(f"c{i}"))
+        wait_until(lambda: all_bound(api) and len(placements(api)) == 13, what="every pod bound")
+        pods_informer = sched.cluster.informers["pods"]
+        assert pods_informer.relists == 0 and pods_informer.errors >= 1
+    _no_pod_bound_twice(api)
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["410 as an ERROR event relists", "410 as HTTP status relists"])
+def test_expired_resource_version_relists(api: LocalApiServer, http: bool) -> None:
+    api.create(node("n1"))
+    with live_scheduler(api) as sched:
+        api.create(pod("before"))
+        wait_until(lambda: all_bound(api), what="first pod bound")
+        api.expire_next_watch(20, http=http)
+        api.drop_watches(abrupt=False)
+        api.create(pod("during"))
+        wait_until(lambda: sched.cluster.informers["pods"].relists >= 1, what="a relist")
+        api.create(pod("after"))
+        wait_until(lambda: all_bound(api) and len(placements(api)) == 3, what="every pod bound")
+    _no_pod_bound_twice(api)
+
+
+def test_api_errors_and_slowness_are_retried(api: LocalApiServer) -> None:
+    api.create(node("n1"))
+    api.create(node("n2"))
+    for i in range(4):
+        api.create(pod(f"p{i}"))
+    api.fail_next(3, 500, verbs=["list"])  # the first lists fail: the informers back off and retry
+    api.fail_next(3, 500, verbs=["create"], resources=["pods"])  # three bindings fail: requeued
+    api.delay_next(6, 0.3, verbs=["create", "watch", "patch"])
+    with live_scheduler(api) as sched:
+        wait_until(lambda: all_bound(api), timeout=15, what="every pod bound")
+        assert sched.stats.bind_failures == 3
+        assert len(events(api, "Scheduled")) == 4
+    failed_binds = api.calls("create", "pods", "binding", 500)
+    assert len(failed_binds) == 3
+    _no_pod_bound_twice(api)
+
+
+def test_a_bind_conflict_forgets_the_assumed_pod_and_keeps_the_other_binding(api: LocalApiServer) -> None:
+    api.create(node("n1", "2"))
+    api.create(node("n2", "2"))
+    # The scheduler's bind waits 1 s at the server; meanwhile another actor binds the pod.
+    api.delay_next(1, 1.0, verbs=["create"], resources=["pods"])
+    with live_scheduler(api) as sched:
+        api.create(pod("contested", "1"))
+
+        def assumed() -> str | None:
+            with sched.lock:
+                ref = sched.objects.pod("default", "contested")
+                return sched.cache.node_of(ref) if ref is not None else None
+
+        mine = wait_until(assumed, what="the pod assumed")
+        other = "n2" if mine == "n1" else "n1"
+        api.bind("default", "contested", other)
+        wait_until(lambda: sched.stats.bind_failures == 1, what="the bind conflict")
+        conflicts = api.calls("create", "pods", "binding", 409)
+        assert len(conflicts) == 1 and conflicts[0].name == "contested"
+
+        def cache_state() -> tuple[str | None, int, int] | None:
+            with sched.lock:
+                ref = sched.objects.pod("default", "contested")
+                if ref is None or ref.node_name != other:
+                    return None
+                return (sched.cache.node_of(ref), len(sched.cache.node_infos[mine].pods),
+                        sched.queue.get(ref) is not None)
+
+        # The cache holds the other actor's binding only, the pod is not requeued.
+        assert wait_until(cache_state, what="cache updated") == (other, 0, False)
+    assert placements(api)["contested"] == other
+    _no_pod_bound_twice(api)
+
+
+@pytest.mark.parametrize("keep_state", [True, False], ids=["restart keeping state resumes watches",
+                                                           "restart losing state relists and empties the caches"])
+def test_api_server_restart(api: LocalApiServer, keep_state: bool) -> None:
+    api.create(node("n1"))
+    api.create(node("old-node"))
+    with live_scheduler(api) as sched:
+        for i in range(3):
+            api.create(pod(f"a{i}"))
+        wait_until(lambda: all_bound(api), what="first pods bound")
+        api.restart(keep_state=keep_state, downtime=0.3)
+        if not keep_state:
+            def caches_empty() -> bool:
+                with sched.lock:
+                    return not sched.cache.node_infos and not sched.cache.pods()
+
+            wait_until(caches_empty, what="caches emptied by the relist")
+            api.create(node("n1"))
+        for i in range(3):
+            api.create(pod(f"b{i}"))
+        expected = 6 if keep_state else 3
+        wait_until(lambda: all_bound(api) and len(placements(api)) == expected, timeout=15, what="every pod bound")
+        with sched.lock:
+            assert sorted(sched.cache.node_infos) == (["n1", "old-node"] if keep_state else ["n1"])
+            assert len(sched.cache.pods()) == expected
+    _no_pod_bound_twice(api)
+
+
+# ------------------------------------------------------------------------------------ entry point, calls
+def test_run_scheduler_waits_for_leadership_and_returns_when_it_is_lost(api: LocalApiServer) -> None:
+    api.create(node("n1"))
+    api.create(pod("p1"))
+    leading = threading.Event()
+    stop = threading.Event()
+    synced = threading.Event()
+    client = ApiClient(ClusterConfig(server=api.url), qps=0)
+    cluster = LiveCluster(client, options=FAST)
+    out: list[Any] = []
+    t = threading.Thread(target=lambda: out.append(run_scheduler(
+        default_configuration(), cluster, stop, leading.is_set, on_synced=synced.set)))
+    t.start()
+    try:
+        assert synced.wait(5)
+        # Synced but not leading: nothing is scheduled.
+        threading.Event().wait(0.3)
+        assert placements(api)["p1"] == ""
+        leading.set()
+        wait_until(lambda: placements(api)["p1"] == "n1", what="p1 bound once leading")
+        leading.clear()
+        t.join(5)
+        assert not t.is_alive()
+        assert out[0].reason == "lost-leadership" and out[0].stats.attempts["scheduled"] == 1
+    finally:
+        stop.set()
+        t.join(5)
+        client.close()
+
+
+def test_every_api_call_is_declared_and_covered_by_the_rbac_table(api: LocalApiServer) -> None:
+    api.create(priority_class("low", 10))
+    api.create(priority_class("high", 1000))
+    api.create(node("n1", "1"))
+    api.create(pod("victim", "1", node_name="n1", priority_class="low", grace=0))
+    api.create(pod("big", "64"))
+    with live_scheduler(api):
+        api.create(pod("preemptor", "1", priority_class="high"))
+        wait_until(lambda: placements(api).get("preemptor") == "n1", what="preemptor bound")
+        wait_until(lambda: events(api, "FailedScheduling"), what="an event")
+    made = {ApiCall(c.verb, c.group, c.resource, c.subresource) for c in api.calls()}
+    assert made <= set(API_CALLS), made - set(API_CALLS)
+    assert {c.verb for c in made} >= {"list", "watch", "create", "patch", "delete"}
+    rbac = pytest.importorskip("kubesched.live.api_calls")
+    granted = {(c.verb, c.group, c.resource.resource, c.subresource) for c in rbac.API_CALLS}
+    missing = [c for c in API_CALLS if dataclasses.astuple(c) not in granted]
+    assert not missing, f"calls of kubesched.cluster.live missing from kubesched.live.api_calls: {missing}"
