@@ -14,6 +14,8 @@ from kubesched.objects import NodeAffinity, TopologySpreadConstraint
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+# config.MaxCustomPriorityScore: shape scores are 0..10 (scaled by MaxNodeScore / 10 when scoring).
+MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
 @dataclass(frozen=True, slots=True)

@@ -606,32 +606,46 @@ _EXTENDER_FIELDS = (
 _TLS_FIELDS = ("insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData")
 
 
-def _extender(raw: Any, path: str) -> Extender:
-    m = _obj(raw, path, _EXTENDER_FIELDS)
-    tls = None
-    if m.get("tlsConfig") is not None:
-        tp = f"{path}.tlsConfig"
-        tm = _obj(m.get("tlsConfig"), tp, _TLS_FIELDS)
-        tls = ExtenderTLSConfig(
-            insecure=_bool(tm.get("insecure"), f"{tp}.insecure"),
-            server_name=_str(tm.get("serverName"), f"{tp}.serverName"),
-            cert_file=_str(tm.get("certFile"), f"{tp}.certFile"),
-            key_file=_str(tm.get("keyFile"), f"{tp}.keyFile"),
-            ca_file=_str(tm.get("caFile"), f"{tp}.caFile"),
-            cert_data=_bytes(tm.get("certData"), f"{tp}.certData"),
-            key_data=_bytes(tm.get("keyData"), f"{tp}.keyData"),
-            ca_data=_bytes(tm.get("caData"), f"{tp}.caData"),
-        )
+# How an extender decoder reads a nested object: strictly here, case-insensitively in the
+# legacy Policy (kubesched.config.policy), which shares the two readers below.
+ObjectReader = Callable[[Any, str, tuple[str, ...]], Mapping[str, Any]]
+
+
+def _extender_tls(raw: Any, path: str, read: ObjectReader) -> ExtenderTLSConfig | None:
+    """An extender's ``tlsConfig`` (``raw`` at ``path``); None when absent or null."""
+    if raw is None:
+        return None
+    tm = read(raw, path, _TLS_FIELDS)
+    return ExtenderTLSConfig(
+        insecure=_bool(tm.get("insecure"), f"{path}.insecure"),
+        server_name=_str(tm.get("serverName"), f"{path}.serverName"),
+        cert_file=_str(tm.get("certFile"), f"{path}.certFile"),
+        key_file=_str(tm.get("keyFile"), f"{path}.keyFile"),
+        ca_file=_str(tm.get("caFile"), f"{path}.caFile"),
+        cert_data=_bytes(tm.get("certData"), f"{path}.certData"),
+        key_data=_bytes(tm.get("keyData"), f"{path}.keyData"),
+        ca_data=_bytes(tm.get("caData"), f"{path}.caData"),
+    )
+
+
+def _managed_resources(raw: Any, path: str, read: ObjectReader) -> tuple[ExtenderManagedResource, ...]:
+    """An extender's ``managedResources`` list (``raw`` at ``path``)."""
     resources = []
-    mp = f"{path}.managedResources"
-    for j, r in enumerate(_list(m.get("managedResources"), mp)):
-        rm = _obj(r, f"{mp}[{j}]", ("name", "ignoredByScheduler"))
+    for j, r in enumerate(_list(raw, path)):
+        rm = read(r, f"{path}[{j}]", ("name", "ignoredByScheduler"))
         resources.append(
             ExtenderManagedResource(
-                name=_str(rm.get("name"), f"{mp}[{j}].name"),
-                ignored_by_scheduler=_bool(rm.get("ignoredByScheduler"), f"{mp}[{j}].ignoredByScheduler"),
+                name=_str(rm.get("name"), f"{path}[{j}].name"),
+                ignored_by_scheduler=_bool(rm.get("ignoredByScheduler"), f"{path}[{j}].ignoredByScheduler"),
             )
         )
+    return tuple(resources)
+
+
+def _extender(raw: Any, path: str) -> Extender:
+    m = _obj(raw, path, _EXTENDER_FIELDS)
+    tls = _extender_tls(m.get("tlsConfig"), f"{path}.tlsConfig", _obj)
+    resources = _managed_resources(m.get("managedResources"), f"{path}.managedResources", _obj)
     return Extender(
         url_prefix=_str(m.get("urlPrefix"), f"{path}.urlPrefix"),
         filter_verb=_str(m.get("filterVerb"), f"{path}.filterVerb"),
@@ -644,7 +658,7 @@ def _extender(raw: Any, path: str) -> Extender:
         # NewHTTPExtender: a zero timeout means DefaultExtenderTimeout (5 s).
         http_timeout=_duration(m.get("httpTimeout"), f"{path}.httpTimeout", 0.0) or DEFAULT_EXTENDER_TIMEOUT_SECONDS,
         node_cache_capable=_bool(m.get("nodeCacheCapable"), f"{path}.nodeCacheCapable"),
-        managed_resources=tuple(resources),
+        managed_resources=resources,
         ignorable=_bool(m.get("ignorable"), f"{path}.ignorable"),
     )
 

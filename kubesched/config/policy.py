@@ -63,11 +63,14 @@ from kubesched.config.args import (
 from kubesched.config.defaults import default_plugin_config
 from kubesched.config.loader import (
     _bool,
-    _bytes,
+    _extender_tls,
     _int,
     _list,
     _load_yaml,
+    _managed_resources,
     _obj,
+    _resource_specs,
+    _shape,
     _str,
     _strings,
 )
@@ -76,8 +79,6 @@ from kubesched.config.types import (
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
     Extender,
-    ExtenderManagedResource,
-    ExtenderTLSConfig,
     KubeSchedulerConfiguration,
     PluginRef,
     Plugins,
@@ -398,23 +399,10 @@ def _priority(raw: Any, path: str) -> PriorityPolicy:
         if am.get("requestedToCapacityRatioArguments") is not None:
             rp = f"{ap}.requestedToCapacityRatioArguments"
             rm = _obj(am["requestedToCapacityRatioArguments"], rp, ("shape", "resources"))
-            shape = []
-            for i, point in enumerate(_list(rm.get("shape"), f"{rp}.shape")):
-                pp = f"{rp}.shape[{i}]"
-                pm = _obj(point, pp, ("utilization", "score"))
-                shape.append(
-                    UtilizationShapePoint(
-                        _int(pm.get("utilization"), f"{pp}.utilization", 0), _int(pm.get("score"), f"{pp}.score", 0)
-                    )
-                )
-            resources = []
-            for i, res in enumerate(_list(rm.get("resources"), f"{rp}.resources")):
-                qp = f"{rp}.resources[{i}]"
-                qm = _obj(res, qp, ("name", "weight"))
-                resources.append(
-                    ResourceSpec(_str(qm.get("name"), f"{qp}.name"), _int(qm.get("weight"), f"{qp}.weight", 0, 64))
-                )
-            rtcr = RequestedToCapacityRatioArguments(tuple(shape), tuple(resources))
+            # As written: no defaulting (an empty resource list scores every node 0).
+            rtcr = RequestedToCapacityRatioArguments(
+                _shape(rm.get("shape"), f"{rp}.shape"), _resource_specs(rm.get("resources"), f"{rp}.resources")
+            )
         argument = PriorityArgument(anti, preference, rtcr)
     return PriorityPolicy(_str(m.get("name"), f"{path}.name"), _int(m.get("weight"), f"{path}.weight", 0, 64), argument)
 
@@ -425,7 +413,6 @@ _EXTENDER_FIELDS = (
     "urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHttps", "tlsConfig",
     "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable",
 )  # fmt: skip
-_TLS_FIELDS = ("insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData")
 
 
 def _obj_ci(raw: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -448,30 +435,8 @@ def _obj_ci(raw: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any]:
 
 def _extender(raw: Any, path: str) -> Extender:
     m = _obj_ci(raw, path, _EXTENDER_FIELDS)
-    tls = None
-    if m.get("tlsConfig") is not None:
-        tp = f"{path}.tlsConfig"
-        tm = _obj_ci(m["tlsConfig"], tp, _TLS_FIELDS)
-        tls = ExtenderTLSConfig(
-            insecure=_bool(tm.get("insecure"), f"{tp}.insecure"),
-            server_name=_str(tm.get("serverName"), f"{tp}.serverName"),
-            cert_file=_str(tm.get("certFile"), f"{tp}.certFile"),
-            key_file=_str(tm.get("keyFile"), f"{tp}.keyFile"),
-            ca_file=_str(tm.get("caFile"), f"{tp}.caFile"),
-            cert_data=_bytes(tm.get("certData"), f"{tp}.certData"),
-            key_data=_bytes(tm.get("keyData"), f"{tp}.keyData"),
-            ca_data=_bytes(tm.get("caData"), f"{tp}.caData"),
-        )
-    resources = []
-    mp = f"{path}.managedResources"
-    for j, r in enumerate(_list(m.get("managedResources"), mp)):
-        rm = _obj_ci(r, f"{mp}[{j}]", ("name", "ignoredByScheduler"))
-        resources.append(
-            ExtenderManagedResource(
-                name=_str(rm.get("name"), f"{mp}[{j}].name"),
-                ignored_by_scheduler=_bool(rm.get("ignoredByScheduler"), f"{mp}[{j}].ignoredByScheduler"),
-            )
-        )
+    tls = _extender_tls(m.get("tlsConfig"), f"{path}.tlsConfig", _obj_ci)
+    resources = _managed_resources(m.get("managedResources"), f"{path}.managedResources", _obj_ci)
     timeout_ns = _int(m.get("httpTimeout"), f"{path}.httpTimeout", 0, 64)
     if timeout_ns < 0:
         raise f.invalid(f"{path}.httpTimeout", timeout_ns, "must not be negative (nanoseconds)")
@@ -487,7 +452,7 @@ def _extender(raw: Any, path: str) -> Extender:
         # NewHTTPExtender: a zero timeout means DefaultExtenderTimeout (5 s).
         http_timeout=timeout_ns / 1_000_000_000 if timeout_ns else DEFAULT_EXTENDER_TIMEOUT_SECONDS,
         node_cache_capable=_bool(m.get("nodeCacheCapable"), f"{path}.nodeCacheCapable"),
-        managed_resources=tuple(resources),
+        managed_resources=resources,
         ignorable=_bool(m.get("ignorable"), f"{path}.ignorable"),
     )
 

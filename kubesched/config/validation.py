@@ -25,6 +25,7 @@ from kubesched.config._duration import format_seconds
 from kubesched.config.args import (
     LEAST_ALLOCATED,
     LIST_DEFAULTING,
+    MAX_CUSTOM_PRIORITY_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     SYSTEM_DEFAULTING,
@@ -49,7 +50,6 @@ from kubesched.config.types import (
 )
 from kubesched.errors import ConfigError, FieldError
 
-MAX_CUSTOM_PRIORITY_SCORE = 10  # config.MaxCustomPriorityScore
 SUPPORTED_SCORING_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
 # Plugin name -> the args type its config must have (validatePluginConfig's table, by name).

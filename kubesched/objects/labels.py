@@ -20,7 +20,7 @@ NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
-def _parse_int64(s: str) -> int | None:
+def parse_int64(s: str) -> int | None:
     """strconv.ParseInt(s, 10, 64): an optional sign and ASCII digits, within int64 (Python's
     int() would also take "1_0", blanks, non-ASCII digits and unbounded values)."""
     if _GO_INT.fullmatch(s) is None:
@@ -53,8 +53,8 @@ class Requirement:
         # strconv.ParseInt(s, 10, 64) (labels.Requirement.Matches).
         if self.key not in labels or len(self.values) != 1:
             return False
-        have = _parse_int64(labels[self.key])
-        want = _parse_int64(self.values[0])
+        have = parse_int64(labels[self.key])
+        want = parse_int64(self.values[0])
         if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want

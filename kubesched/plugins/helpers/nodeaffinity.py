@@ -8,10 +8,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from kubesched.objects import Node, NodeSelector, NodeSelectorTerm, Pod, Requirement
+from kubesched.objects.labels import parse_int64
+from kubesched.plugins.helpers.gomath import go_quote
 
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
-_GO_INT_RE = re.compile(r"[+-]?[0-9]+")
 # validation.IsValidLabelValue / IsQualifiedName (apimachinery/pkg/util/validation).
 _LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _QUALIFIED_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
@@ -21,22 +20,6 @@ _LABEL_VALUE_ERR = (
     "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
     "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 )
-
-
-def parse_go_int64(s: str) -> int | None:
-    """strconv.ParseInt(s, 10, 64): optional sign and decimal digits only, within int64
-    (Python's int() would also accept "1_0" or surrounding blanks)."""
-    if _GO_INT_RE.fullmatch(s) is None:
-        return None
-    v = int(s)
-    if v < _INT64_MIN or v > _INT64_MAX:
-        return None
-    return v
-
-
-def _go_quote(s: str) -> str:
-    """fmt's %q for the plain strings label values are (best effort)."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _qualified_name_ok(key: str) -> bool:
@@ -56,11 +39,11 @@ def requirement_errors(r: Requirement, path: str = "") -> tuple[str, ...]:
     whole term as matching nothing. Messages follow field.Error formatting (best effort)."""
     errs: list[str] = []
     if not _qualified_name_ok(r.key):
-        errs.append(f"{path}.key: Invalid value: {_go_quote(r.key)}: name part must consist of alphanumeric characters")
+        errs.append(f"{path}.key: Invalid value: {go_quote(r.key)}: name part must consist of alphanumeric characters")
     if r.operator in ("Gt", "Lt"):
         for i, v in enumerate(r.values):
-            if parse_go_int64(v) is None:
-                errs.append(f"{path}.values[{i}]: Invalid value: {_go_quote(v)}: "
+            if parse_int64(v) is None:
+                errs.append(f"{path}.values[{i}]: Invalid value: {go_quote(v)}: "
                             "for 'Gt', 'Lt' operators, the value must be an integer")
     for i, v in enumerate(r.values):
         # validateLabelValue reports at values[i][<key>].
@@ -70,7 +53,7 @@ def requirement_errors(r: Requirement, path: str = "") -> tuple[str, ...]:
         if _LABEL_VALUE_RE.fullmatch(v) is None:
             problems.append(_LABEL_VALUE_ERR)
         if problems:
-            errs.append(f"{path}.values[{i}][{r.key}]: Invalid value: {_go_quote(v)}: {'; '.join(problems)}")
+            errs.append(f"{path}.values[{i}][{r.key}]: Invalid value: {go_quote(v)}: {'; '.join(problems)}")
     return tuple(errs)
 
 
@@ -95,20 +78,6 @@ def _term_invalid(term: NodeSelectorTerm) -> bool:
     return bool(term_parse_errors(term))
 
 
-def _requirement_matches(r: Requirement, labels: Mapping[str, str]) -> bool:
-    if r.operator in ("Gt", "Lt"):
-        # labels.Requirement.Matches: both sides parsed with strconv.ParseInt.
-        have_s = labels.get(r.key)
-        if have_s is None or len(r.values) != 1:
-            return False
-        have = parse_go_int64(have_s)
-        want = parse_go_int64(r.values[0])
-        if have is None or want is None:
-            return False
-        return have > want if r.operator == "Gt" else have < want
-    return r.matches(labels)
-
-
 def _fields_match(reqs: tuple[Requirement, ...], node_name: str) -> bool:
     # Only metadata.name is a valid field key (validated at parse time). extractNodeFields
     # yields no field for a node without a name, and then matchFields are not checked.
@@ -127,7 +96,8 @@ def term_matches(term: NodeSelectorTerm, labels: Mapping[str, str], node_name: s
     if term.match_expressions and _term_invalid(term):
         return False
     for r in term.match_expressions:
-        if not _requirement_matches(r, labels):
+        # labels.Requirement.Matches (Gt/Lt parse both sides with strconv.ParseInt).
+        if not r.matches(labels):
             return False
     return _fields_match(term.match_fields, node_name)
 

@@ -10,10 +10,11 @@ requirements is ``Empty()`` and matches every label set.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from kubesched.framework import ObjectLister
+from kubesched.framework import ObjectLister, PodInfo
 from kubesched.objects import Pod, Requirement, Service
 
 # The controller kinds DefaultSelector follows (rcKind, rsKind, ssKind), as (group, version, kind).
@@ -40,6 +41,29 @@ class Selector:
 
 
 EVERYTHING = Selector()
+
+
+class PodSelector(Protocol):
+    """What count_matching_pods needs of a selector (this module's Selector, or
+    PodTopologySpread's)."""
+
+    def empty(self) -> bool: ...
+
+    def matches(self, labels: Mapping[str, str]) -> bool: ...
+
+
+def count_matching_pods(namespace: str, selector: PodSelector, pods: Sequence[PodInfo]) -> int:
+    """countMatchingPods (SelectorSpread), ServiceAffinity's Score and PodTopologySpread's
+    countPodsMatchSelector: the pods of ``namespace``, not being deleted, matched by the
+    selector; 0 for an empty selector (no Service/controller/constraint selects anything)."""
+    if not pods or selector.empty():
+        return 0
+    n = 0
+    for pi in pods:
+        p = pi.pod
+        if p.meta.namespace == namespace and p.meta.deletion_timestamp is None and selector.matches(p.meta.labels):
+            n += 1
+    return n
 
 
 def selector_from_set(label_set: Mapping[str, str]) -> Selector:
@@ -76,12 +100,15 @@ def _parse_group_version(api_version: str) -> tuple[str, str] | None:
     return None
 
 
-def default_selector(pod: Pod, objects: ObjectLister) -> Selector:
-    """helper.DefaultSelector: the merged selectors of the pod's Services, then its
-    controller's selector if the controller is exactly a v1 ReplicationController (map
-    selector merged into the label set) or an apps/v1 ReplicaSet / StatefulSet (its
-    LabelSelector's requirements added). The controller is looked up by name in the pod's
-    namespace; a missing one, or a nil ReplicaSet/StatefulSet selector, adds nothing."""
+def default_selector_parts(pod: Pod, objects: ObjectLister) -> tuple[dict[str, str], tuple[Requirement, ...]]:
+    """helper.DefaultSelector, as its two parts: the label set (the merged selectors of the
+    pod's Services, then its controller's map selector if the controller is exactly a v1
+    ReplicationController) and the requirements ANDed to it (an apps/v1 ReplicaSet /
+    StatefulSet controller's LabelSelector). The owner's apiVersion goes through
+    schema.ParseGroupVersion ("/v1" is the core group too). The controller is looked up by
+    name in the pod's namespace; a missing one, or a nil ReplicaSet/StatefulSet selector,
+    adds nothing. SelectorSpread and PodTopologySpread each build their own selector type
+    from these parts."""
     label_set: dict[str, str] = {}
     # Services, RCs, RSs and SSs matching the pod do not conflict, so merging is safe.
     for svc in pod_services(pod, objects):
@@ -103,10 +130,20 @@ def default_selector(pod: Pod, objects: ObjectLister) -> Selector:
                         # metav1.LabelSelectorAsSelector: matchLabels as Equals, then the expressions.
                         extra = tuple(Requirement(k, "In", (v,)) for k, v in ws.match_labels.items())
                         extra += ws.match_expressions
+    return label_set, extra
+
+
+def default_selector(pod: Pod, objects: ObjectLister) -> Selector:
+    """helper.DefaultSelector: the label set's Equals requirements (sorted by key), then the
+    controller's requirements (see default_selector_parts)."""
+    label_set, extra = default_selector_parts(pod, objects)
     base = selector_from_set(label_set)
     if not extra:
         return base
     return Selector(base.requirements + extra)
 
 
-__all__ = ["EVERYTHING", "Selector", "default_selector", "pod_services", "selector_from_set"]
+__all__ = [
+    "EVERYTHING", "PodSelector", "Selector", "count_matching_pods", "default_selector", "default_selector_parts",
+    "pod_services", "selector_from_set",
+]

@@ -30,6 +30,7 @@ from kubesched.objects import (
     Requirement,
     Volume,
 )
+from kubesched.plugins.helpers.gomath import go_quote
 from kubesched.plugins.helpers.nodeaffinity import term_matches
 
 # ---------------------------------------------------------------- well-known names
@@ -69,11 +70,6 @@ RESOURCE_CSI_NODE = "csinode.storage.k8s.io"
 def not_found(resource: str, name: str) -> str:
     """apierrors.NewNotFound(...).Error(): ``<resource> "<name>" not found``."""
     return f'{resource} "{name}" not found'
-
-
-def go_quote(s: str) -> str:
-    """Go's %q for the plain names used in messages."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # ---------------------------------------------------------------- pod volumes & claims

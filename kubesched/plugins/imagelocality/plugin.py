@@ -21,6 +21,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod
+from kubesched.plugins.helpers.gomath import go_div
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -53,12 +54,6 @@ def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
     return int(float(state.size) * spread)
 
 
-def _go_div(a: int, b: int) -> int:
-    """Go int64 division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
 def calculate_priority(sum_scores: int, num_containers: int) -> int:
     """calculatePriority: clamp the sum into [minThreshold, 1000MB x containers] and scale
     to [0, MaxNodeScore]."""
@@ -67,7 +62,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
         sum_scores = MIN_THRESHOLD
     elif sum_scores > max_threshold:
         sum_scores = max_threshold
-    return _go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+    return go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
 
 
 def sum_image_scores(node_info: NodeInfo, image_names: Sequence[str], total_num_nodes: int) -> int:

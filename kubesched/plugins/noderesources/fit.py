@@ -15,6 +15,7 @@ import numpy as np
 
 from kubesched.config.args import (
     LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesFitArgs,
@@ -38,9 +39,8 @@ from kubesched.framework import (
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
+from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION
 from kubesched.plugins.noderesources.resource_allocation import (
-    MAX_CUSTOM_PRIORITY_SCORE,
-    MAX_UTILIZATION,
     LeastAllocatedScorer,
     MostAllocatedScorer,
     PreScoreState,

@@ -27,32 +27,15 @@ from kubesched.framework import MAX_NODE_SCORE, NodeInfo, NodeTable
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_scalar_resource_name
+from kubesched.plugins.helpers.gomath import go_div, go_round
+from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION, broken_linear, broken_linear_table, scale_shape
 
 CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 
-# apis/config/types.go: MaxCustomPriorityScore; shape scores are scaled by 100 / 10.
-MAX_CUSTOM_PRIORITY_SCORE = 10
-# requested_to_capacity_ratio.go: maxUtilization.
-MAX_UTILIZATION = 100
 
 FloatArray = npt.NDArray[np.float64]
-
-
-# ----------------------------------------------------------------------------- Go arithmetic
-def go_div(a: int, b: int) -> int:
-    """Go int64 division: truncation toward zero (Python's // floors)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def go_round(x: float) -> int:
-    """math.Round: half away from zero (Python's round() is banker's rounding)."""
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += 1 if x > 0 else -1
-    return t
 
 
 # ----------------------------------------------------------------------------- pod / node side
@@ -276,28 +259,15 @@ class MostAllocatedScorer(Scorer):
         return _mean(num, den)
 
 
-def broken_linear(shape: Sequence[tuple[int, int]], p: int) -> int:
-    """helper.BuildBrokenLinearFunction: piecewise linear through (utilization, score)
-    points, constant outside them; Go int division (toward zero, slopes may be negative)."""
-    for i, (util, score) in enumerate(shape):
-        if p <= util:
-            if i == 0:
-                return score
-            prev_util, prev_score = shape[i - 1]
-            return prev_score + go_div((score - prev_score) * (p - prev_util), util - prev_util)
-    return shape[-1][1]
-
-
 class RequestedToCapacityRatioScorer(Scorer):
     """requested_to_capacity_ratio.go: per resource f(utilization) on the shape scaled to
     0..100; only resources with f > 0 enter the weighted mean, which is math.Round-ed."""
 
     def __init__(self, resources: Sequence[ResourceSpec], shape: Sequence[UtilizationShapePoint]) -> None:
         super().__init__(resources)
-        scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-        self.shape = tuple((p.utilization, p.score * scale) for p in shape)
+        self.shape = scale_shape(shape)
         # Utilization is always an integer in [0, 100] here, so f is a 101-entry table.
-        self.table = np.array([broken_linear(self.shape, u) for u in range(MAX_UTILIZATION + 1)], np.int64)
+        self.table = broken_linear_table(self.shape)
 
     def resource_score(self, requested: int, capacity: int) -> int:
         if capacity == 0 or requested > capacity:

@@ -29,27 +29,25 @@ for many; both use the same integer arithmetic on non-negative values.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from kubesched.config.args import ResourceSpec, UtilizationShapePoint
+from kubesched.config.args import MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec, UtilizationShapePoint
 from kubesched.errors import ConfigError
 from kubesched.framework import MAX_NODE_SCORE, ClusterEventWithHint, CycleState, Handle, NodeInfo, NodeTable, StateKey
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod
 from kubesched.objects.quantity import base_value, milli_value, saturate
 from kubesched.objects.resources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, is_scalar_resource_name
+from kubesched.plugins.helpers.gomath import go_round
+from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION, broken_linear, broken_linear_table, scale_shape
 
 CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
-# config.MaxCustomPriorityScore: shape scores (0..10) are scaled by MaxNodeScore / 10.
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
 
 
 # ----------------------------------------------------------------------------- pod side
@@ -207,30 +205,6 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return requested * MAX_NODE_SCORE // capacity
 
 
-def broken_linear(shape: Sequence[tuple[int, int]], p: int) -> int:
-    """helper.BuildBrokenLinearFunction: piecewise linear through (utilization, score)
-    points, constant outside them; Go int64 division (truncation toward zero, slopes may be
-    negative)."""
-    for i, (util, score) in enumerate(shape):
-        if p <= util:
-            if i == 0:
-                return score
-            prev_util, prev_score = shape[i - 1]
-            num = (score - prev_score) * (p - prev_util)
-            den = util - prev_util
-            q = abs(num) // abs(den)
-            return prev_score + (q if (num >= 0) == (den > 0) else -q)
-    return shape[-1][1]
-
-
-def go_round(x: float) -> int:
-    """math.Round: half away from zero (Python's round() is banker's rounding)."""
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += 1 if x > 0 else -1
-    return t
-
-
 class LeastAllocatedScorer:
     """leastResourceScorer: Σ w·leastRequestedScore / Σ w over every configured resource."""
 
@@ -285,10 +259,9 @@ class RequestedToCapacityRatioScorer:
 
     def __init__(self, weights: Sequence[tuple[str, int]], shape: Sequence[UtilizationShapePoint]) -> None:
         self.weights = tuple(weights)
-        scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-        self.shape = tuple((p.utilization, p.score * scale) for p in shape)
+        self.shape = scale_shape(shape)
         # Utilization is an integer in [0, 100] here, so f is a 101-entry table.
-        self.table = np.array([broken_linear(self.shape, u) for u in range(MAX_UTILIZATION + 1)], np.int64)
+        self.table = broken_linear_table(self.shape)
 
     def resource_score(self, requested: int, capacity: int) -> int:
         if capacity == 0 or requested > capacity:

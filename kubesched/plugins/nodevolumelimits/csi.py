@@ -26,22 +26,20 @@ from kubesched.framework import (
 )
 from kubesched.objects import CSINode, PersistentVolumeClaim, Pod, Volume
 from kubesched.plugins.helpers.volumes import (
-    RESOURCE_PVC,
     TranslationError,
     csi_attach_limit_key,
     inline_plugin,
     is_csi_migration_on,
-    not_found,
     plugin_by_name,
     pod_volume_claim,
     pv_plugin,
     translate_inline_volume,
     translate_pv,
-    volume_is_for_pod,
 )
 from kubesched.plugins.nodevolumelimits.utils import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     VolumeLookupError,
+    lookup_claim,
     volume_limits,
 )
 
@@ -99,10 +97,8 @@ class CSILimits:
         try:
             self.filter_attachable_volumes(pod, csinode, True, new_volumes)
         except VolumeLookupError as e:
-            if e.not_found:
-                # The pod can never be scheduled until the PVC exists.
-                return Status.unresolvable(str(e))
-            return Status.as_error(str(e))
+            # Unresolvable for a missing PVC: the pod can never be scheduled until it exists.
+            return e.status()
         if not new_volumes:
             return None
         limits = get_volume_limits(node_info, csinode)
@@ -139,20 +135,10 @@ class CSILimits:
                 self.check_attachable_inline_volume(v, csinode, pod, result)
                 continue
             pvc_name, is_ephemeral = claim
-            if not pvc_name:
-                raise VolumeLookupError("PersistentVolumeClaim had no name")
-            pvc = objects.pvc(pod.namespace, pvc_name)
+            pvc = lookup_claim(objects, pod, pvc_name, is_ephemeral, new_pod)
             if pvc is None:
-                if new_pod:
-                    raise VolumeLookupError(
-                        f"looking up PVC {pod.namespace}/{pvc_name}: {not_found(RESOURCE_PVC, pvc_name)}",
-                        not_found=True)
                 # An existing pod's invalid PVC is not counted.
                 continue
-            if is_ephemeral:
-                err = volume_is_for_pod(pod, pvc)
-                if err is not None:
-                    raise VolumeLookupError(err)
             driver, handle = self.get_csi_driver_info(csinode, pvc)
             if not driver or not handle:
                 continue

@@ -43,16 +43,14 @@ from kubesched.plugins.helpers.volumes import (
     GCE_VOLUME_LIMIT_KEY,
     LABEL_INSTANCE_TYPE,
     LABEL_INSTANCE_TYPE_BETA,
-    RESOURCE_PVC,
     is_csi_migration_on,
-    not_found,
     pod_volume_claim,
-    volume_is_for_pod,
 )
 from kubesched.plugins.nodevolumelimits.utils import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     KUBE_MAX_PD_VOLS,
     VolumeLookupError,
+    lookup_claim,
     volume_limits,
 )
 
@@ -171,9 +169,7 @@ class NonCSILimits:
         try:
             self.filter_volumes(pod, True, new_volumes)
         except VolumeLookupError as e:
-            if e.not_found:
-                return Status.unresolvable(str(e))
-            return Status.as_error(str(e))
+            return e.status()
         if not new_volumes:
             return None
         node = node_info.node
@@ -212,21 +208,11 @@ class NonCSILimits:
             if claim is None:
                 continue
             pvc_name, is_ephemeral = claim
-            if not pvc_name:
-                raise VolumeLookupError("PersistentVolumeClaim had no name")
+            pvc = lookup_claim(objects, pod, pvc_name, is_ephemeral, new_pod)
+            if pvc is None:
+                continue
             # Until the real volume is known, namespace/claim with a random prefix stands in.
             pv_id = f"{self.random_volume_id_prefix}-{pod.namespace}/{pvc_name}"
-            pvc = objects.pvc(pod.namespace, pvc_name)
-            if pvc is None:
-                if new_pod:
-                    raise VolumeLookupError(
-                        f"looking up PVC {pod.namespace}/{pvc_name}: {not_found(RESOURCE_PVC, pvc_name)}",
-                        not_found=True)
-                continue
-            if is_ephemeral:
-                err = volume_is_for_pod(pod, pvc)
-                if err is not None:
-                    raise VolumeLookupError(err)
             pv_name = pvc.volume_name
             if not pv_name:
                 # Unbound (or forcefully unbound): counted if its class matches this type.

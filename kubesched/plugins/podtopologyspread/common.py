@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from kubesched.framework import ObjectLister, PodInfo
 from kubesched.objects import LabelSelector, Node, Pod, Requirement, TopologySpreadConstraint
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
+from kubesched.plugins.helpers.spread import count_matching_pods, default_selector_parts
 from kubesched.plugins.helpers.taints import find_untolerated_taint
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
@@ -116,41 +117,11 @@ def filter_constraints(constraints: Sequence[TopologySpreadConstraint], pod_labe
     return tuple(out)
 
 
-_RC = ("v1", "ReplicationController")
-_RS = ("apps/v1", "ReplicaSet")
-_SS = ("apps/v1", "StatefulSet")
-
-
 def default_selector(pod: Pod, objects: ObjectLister) -> Selector:
-    """helper.DefaultSelector: the union of the selectors of the Services selecting the
-    pod, then the pod's *controller* if it is a ReplicationController (its map selector
-    merged in), a ReplicaSet or a StatefulSet (its selector's requirements added). The
-    owner reference must name exactly v1/ReplicationController, apps/v1/ReplicaSet or
-    apps/v1/StatefulSet, and is looked up by name in the pod's namespace."""
-    labels = pod.labels
-    label_set: dict[str, str] = {}
-    for svc in objects.services(pod.namespace):
-        sel = svc.selector
-        if not sel:
-            # GetPodServices: a nil selector matches nothing; an empty one matches every
-            # pod but contributes no label.
-            continue
-        if all(labels.get(k) == v for k, v in sel.items()):
-            label_set.update(sel)
-    requirements: tuple[Requirement, ...] = ()
-    owner = pod.meta.controller_ref()
-    if owner is not None:
-        gvk = (owner.api_version, owner.kind)
-        if gvk in (_RC, _RS, _SS):
-            workload = next((w for w in objects.workloads(pod.namespace)
-                             if w.kind == owner.kind and w.name == owner.name), None)
-            if workload is not None and workload.selector is not None:
-                if gvk == _RC:
-                    label_set.update(workload.selector.match_labels)
-                else:
-                    ws = workload.selector
-                    requirements = tuple(Requirement(k, "In", (v,)) for k, v in ws.match_labels.items())
-                    requirements += ws.match_expressions
+    """helper.DefaultSelector (plugins.helpers.spread.default_selector_parts) as this
+    plugin's Selector: the merged label set as ``match_labels``, the controller's
+    LabelSelector requirements as ``requirements``."""
+    label_set, requirements = default_selector_parts(pod, objects)
     return Selector(tuple(sorted(label_set.items())), requirements)
 
 
@@ -170,17 +141,10 @@ def build_default_constraints(defaults: Sequence[TopologySpreadConstraint], pod:
 
 def count_pods_match_selector(pods: Sequence[PodInfo], sel: Selector, namespace: str) -> int:
     """countPodsMatchSelector: pods of ``namespace``, not terminating, matching; an empty
-    selector counts 0."""
-    if sel.empty() or sel.nothing:
+    selector counts 0, and so does Nothing (it matches no pod)."""
+    if sel.nothing:
         return 0
-    n = 0
-    for pi in pods:
-        p = pi.pod
-        if p.meta.deletion_timestamp is not None or p.meta.namespace != namespace:
-            continue
-        if sel.matches(p.meta.labels):
-            n += 1
-    return n
+    return count_matching_pods(namespace, sel, pods)
 
 
 def node_has_keys(labels: Mapping[str, str], keys: Iterable[str]) -> bool:
@@ -198,9 +162,3 @@ def match_node_inclusion(c: Constraint, pod: Pod, node: Node, required: Required
     if c.honor_taints and find_untolerated_taint(node.taints, pod.tolerations) is not None:
         return False
     return True
-
-
-def round_half_away(x: float) -> int:
-    """int64(math.Round(x)) for x >= 0, exactly (math.floor(x + 0.5) can be off by one)."""
-    f = int(x // 1)
-    return f + 1 if x - f >= 0.5 else f

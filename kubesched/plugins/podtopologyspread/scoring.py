@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from kubesched.framework import MAX_NODE_SCORE, NodeInfo, NodeTable
 from kubesched.objects import Pod
+from kubesched.plugins.helpers.gomath import go_round
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread._index import KeyColumn, PodCounts, TopologyIndex
 from kubesched.plugins.podtopologyspread.common import (
@@ -23,7 +24,6 @@ from kubesched.plugins.podtopologyspread.common import (
     count_pods_match_selector,
     match_node_inclusion,
     node_has_keys,
-    round_half_away,
 )
 
 IntArray = npt.NDArray[np.int64]
@@ -244,7 +244,7 @@ def node_score(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
         else:
             cnt = s.pairs[c.topology_key].get(v)
         score += float(cnt) * s.weights[i] + float(c.max_skew - 1)
-    return round_half_away(score)
+    return go_round(score)
 
 
 def rows_score(s: PreScoreState, table: NodeTable, rows: IntArray) -> IntArray:

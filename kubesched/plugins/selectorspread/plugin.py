@@ -26,7 +26,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.objects import Node, Pod
-from kubesched.plugins.helpers.spread import Selector, default_selector
+from kubesched.plugins.helpers.spread import Selector, count_matching_pods, default_selector
 
 NAME = "SelectorSpread"
 _PRE_SCORE_KEY_NAME = "PreScore" + NAME
@@ -71,19 +71,6 @@ def zone_key(node: Node) -> str:
     return region + ":\x00:" + zone
 
 
-def count_matching_pods(namespace: str, selector: Selector, node_info: NodeInfo) -> int:
-    """countMatchingPods: pods of ``namespace`` on the node, not being deleted, matched by
-    the selector; 0 for an empty selector (no Service/controller selects the pod)."""
-    if not node_info.pods or selector.empty():
-        return 0
-    n = 0
-    for pi in node_info.pods:
-        p = pi.pod
-        if p.meta.namespace == namespace and p.meta.deletion_timestamp is None and selector.matches(p.meta.labels):
-            n += 1
-    return n
-
-
 def _go_quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
@@ -115,7 +102,7 @@ class SelectorSpread:
         s = state.get(_PRE_SCORE_KEY)
         if s is None:
             raise PluginError(f'reading "{_PRE_SCORE_KEY_NAME}" from cycleState: not found')
-        return count_matching_pods(pod.namespace, s.selector, node_info)
+        return count_matching_pods(pod.namespace, s.selector, node_info.pods)
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         """NormalizeScore: MaxNodeScore × (maxNode − count) / maxNode, blended with the same

@@ -30,7 +30,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.objects import Pod, Service
-from kubesched.plugins.helpers.spread import EVERYTHING, Selector, pod_services, selector_from_set
+from kubesched.plugins.helpers.spread import EVERYTHING, Selector, count_matching_pods, pod_services, selector_from_set
 
 NAME = "ServiceAffinity"
 ERR_REASON = "node(s) didn't match service affinity"
@@ -232,16 +232,7 @@ class ServiceAffinity:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Score: the number of pods on the node (same namespace, not being deleted) matched
         by the selector of the pod's first Service; 0 without a Service."""
-        selector = self._score_selector(state, pod)
-        if not node_info.pods or selector.empty():
-            return 0
-        ns = pod.namespace
-        n = 0
-        for pi in node_info.pods:
-            p = pi.pod
-            if p.meta.namespace == ns and p.meta.deletion_timestamp is None and selector.matches(p.meta.labels):
-                n += 1
-        return n
+        return count_matching_pods(pod.namespace, self._score_selector(state, pod), node_info.pods)
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         """NormalizeScore: for each anti-affinity label, nodes carrying it get

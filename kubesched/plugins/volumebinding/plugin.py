@@ -12,14 +12,13 @@ unless the plugin is built with ``enable_volume_capacity_priority``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubesched.config.args import UtilizationShapePoint, VolumeBindingArgs
 from kubesched.errors import ConfigError
 from kubesched.framework import (
     GVK,
-    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -31,6 +30,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.objects import Pod
+from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION, broken_linear, scale_shape
 from kubesched.plugins.helpers.volumes import (
     CLAIM_LOST,
     RESOURCE_PVC,
@@ -49,8 +49,6 @@ from kubesched.plugins.volumebinding.binder import (
 NAME = "VolumeBinding"
 STATE_KEY_NAME = NAME
 ERR_REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
-MAX_UTILIZATION = 100
-MAX_CUSTOM_PRIORITY_SCORE = 10
 # The default shape when VolumeCapacityPriority is on (apis/config/v1 defaults).
 DEFAULT_SHAPE = (UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10))
 
@@ -82,39 +80,17 @@ def pending_volume_bindings(state: CycleState) -> PodVolumes | None:
     return s.pending_bindings if s is not None else None
 
 
-def _trunc_div(a: int, b: int) -> int:
-    """Go integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def build_broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
-    """helper.BuildBrokenLinearFunction over (utilization, score) points."""
-
-    def f(p: int) -> int:
-        for i, (u, s) in enumerate(shape):
-            if p <= u:
-                if i == 0:
-                    return s
-                pu, ps = shape[i - 1]
-                return ps + _trunc_div((s - ps) * (p - pu), u - pu)
-        return shape[-1][1]
-
-    return f
-
-
 class VolumeCapacityScorer:
     """buildScorerFunction: per storage class, the utilization requested/capacity mapped
     through the shape; the node score is the rounded mean over classes."""
 
     def __init__(self, shape: Sequence[UtilizationShapePoint]) -> None:
-        points = [(p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for p in shape]
-        self._raw = build_broken_linear_function(points)
+        self._points = scale_shape(shape)
 
     def _class_score(self, requested: int, capacity: int) -> int:
         if capacity == 0 or requested > capacity:
-            return self._raw(MAX_UTILIZATION)
-        return self._raw(requested * MAX_UTILIZATION // capacity)
+            return broken_linear(self._points, MAX_UTILIZATION)
+        return broken_linear(self._points, requested * MAX_UTILIZATION // capacity)
 
     def __call__(self, class_resources: dict[str, tuple[int, int]]) -> int:
         if not class_resources:

@@ -23,8 +23,9 @@ from kubesched.config.args import (
 from kubesched.errors import ConfigError, PluginError
 from kubesched.framework import CycleState
 from kubesched.objects import Node, Pod
+from kubesched.plugins.helpers.gomath import go_round
+from kubesched.plugins.helpers.shape_score import broken_linear
 from kubesched.plugins.noderesources import Fit
-from kubesched.plugins.noderesources.resource_allocation import broken_linear, go_round
 
 from .util import cluster, empty_pod, infos, make_node_milli, node, pod, rows_of
 

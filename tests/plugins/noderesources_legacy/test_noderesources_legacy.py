@@ -31,7 +31,8 @@ from kubesched.errors import ConfigError
 from kubesched.framework import CycleState
 from kubesched.objects import Node, Pod
 from kubesched.plugins import noderesources_legacy as nrl
-from kubesched.plugins.noderesources_legacy.resource_allocation import broken_linear, pod_resource_request
+from kubesched.plugins.helpers.shape_score import broken_linear
+from kubesched.plugins.noderesources_legacy.resource_allocation import pod_resource_request
 
 _seq = itertools.count()
 CPU_MEM = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))

@@ -21,13 +21,13 @@ from kubesched.config.args import LIST_DEFAULTING, PodTopologySpreadArgs
 from kubesched.errors import ConfigError
 from kubesched.framework import GVK, ActionType, Code, CycleState, NodeInfo, NodeScore, PodInfo, Status
 from kubesched.objects import LabelSelector, Node, Pod, Requirement, TopologySpreadConstraint
+from kubesched.plugins.helpers.gomath import go_round
 from kubesched.plugins.podtopologyspread import NAME, PodTopologySpread, filtering, new, scoring
 from kubesched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     Selector,
     default_selector,
-    round_half_away,
 )
 from kubesched.plugins.podtopologyspread.plugin import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
@@ -947,8 +947,8 @@ def test_score_weights_follow_the_v130_pair_counters() -> None:
     s = st.read(PRE_SCORE_KEY)
     assert s.weights == (math.log(4), math.log(2))
     assert s.pairs["zone"].as_dict() == {"zone1": 5, "zone2": 4}
-    assert [pl.score(st, pod, ni) for ni in fns if ni is not None] == [round_half_away(5 * math.log(4) + 5 * math.log(2)),
-                                                                        round_half_away(4 * math.log(4) + 4 * math.log(2))]
+    assert [pl.score(st, pod, ni) for ni in fns if ni is not None] == [go_round(5 * math.log(4) + 5 * math.log(2)),
+                                                                        go_round(4 * math.log(4) + 4 * math.log(2))]
 
 
 @pytest.mark.parametrize(("x", "want"), [
@@ -959,7 +959,7 @@ def test_score_weights_follow_the_v130_pair_counters() -> None:
     pytest.param(7.5000000000000009, 8, id="just above a half rounds up"),
 ])
 def test_round_half_away(x: float, want: int) -> None:
-    assert round_half_away(x) == want
+    assert go_round(x) == want
     fl = np.floor(np.array([x]))
     assert int(np.where(np.array([x]) - fl >= 0.5, fl + 1, fl)[0]) == want
 
@@ -1081,6 +1081,9 @@ DEFAULT_SELECTOR_CASES = [
     pytest.param(make_pod().name("p").label("app", "web").owner("ReplicationController", "rc", api_version="v1").obj(),
                  [svc("s", {"app": "web"})], [workload("ReplicationController", "rc", {"rc": "x"}, api="v1")],
                  labels_sel(app="web", rc="x"), id="a replication controller's map selector is merged"),
+    pytest.param(make_pod().name("p").label("app", "web").owner("ReplicationController", "rc", api_version="/v1")
+                 .obj(), [], [workload("ReplicationController", "rc", {"rc": "x"}, api="v1")], labels_sel(rc="x"),
+                 id="an owner apiVersion of /v1 parses as the core group (schema.ParseGroupVersion)"),
     pytest.param(make_pod().name("p").label("app", "web").owner("ReplicaSet", "rs", controller=False).obj(), [],
                  [workload("ReplicaSet", "rs", {"matchLabels": {"app": "web"}})], Selector(),
                  id="a non-controller owner is ignored"),
