@@ -189,11 +189,13 @@ class Scheduler:
             return [nodes[(start + i) % n] for i in range(min(k, n))]
         batch, per_node = fwk.batch_filters(state)
         order = [*nodes[start:], *nodes[:start]] if start else nodes
-        nominated = self.nominator
-        has_nominated = bool(nominated)
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
-        if not per_node and not has_nominated:
+        # Nodes where RunFilterPluginsWithNominatedPods differs from plain filtering: those
+        # with a nominated pod of >= priority other than this one. Only they need the
+        # per-node path; every other node keeps the batch filters.
+        special = self._nodes_with_relevant_nominations(pod) if self.nominator else set()
+        if not per_node:
             table = self.cache.table
             rows = self._rows(nodes, start)
             # Per batch plugin: (codes, statuses) from filter_batch_status, when it has one.
@@ -212,11 +214,31 @@ class Scheduler:
                         masks[j] = fb(state, pod, table, rows)
                         coded.append(None)
                 ok = np.logical_and.reduce(masks, axis=0)
+            special_status: dict[int, Status] = {}
+            if special:
+                ok = ok.copy()
+                for pos, ni in enumerate(order):
+                    if ni.name not in special:
+                        continue
+                    st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                    if st is not None and st.code == Code.ERROR:
+                        raise ScheduleError(st.message)
+                    ok[pos] = st is None or st.code == Code.SUCCESS
+                    if not ok[pos]:
+                        assert st is not None
+                        special_status[pos] = st
             cum = np.cumsum(ok)
             total_ok = int(cum[-1])
             cutoff = n if total_ok < k else int(np.searchsorted(cum, k)) + 1
             feasible = [order[pos] for pos in np.flatnonzero(ok[:cutoff]).tolist()]
             failing = np.flatnonzero(~ok[:cutoff])
+            if special_status:
+                for pos in failing.tolist():
+                    st = special_status.get(pos)
+                    if st is not None:
+                        statuses[order[pos].name] = st
+                        diagnosis.add_plugin_status(st)
+                failing = np.asarray([pos for pos in failing.tolist() if pos not in special_status], np.int64)
             if failing.size:
                 self._rejected_statuses(fwk, state, pod, diagnosis, order, rows, batch, coded, masks, failing)
             return feasible
@@ -233,6 +255,17 @@ class Scheduler:
             statuses[ni.name] = s
             diagnosis.add_plugin_status(s)
         return feasible
+
+    def _nodes_with_relevant_nominations(self, pod: Pod) -> set[str]:
+        """addNominatedPods' condition: a nominated pod with priority >= pod's, not the pod."""
+        out: set[str] = set()
+        nominator = self.nominator
+        for node in nominator.nominated_node_names():
+            for pi in nominator.nominated_pods_for_node(node):
+                if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid:
+                    out.add(node)
+                    break
+        return out
 
     def _rows(self, nodes: Sequence[NodeInfo], start: int) -> IntArray:
         """The table rows of ``nodes`` rotated to start at ``start``. The rows of the

@@ -2,9 +2,7 @@
 
 Each scenario is simulated in-process exactly as `kubesched simulate SCENARIO --deterministic
 --trace OUT` does, and compared with the real kube-scheduler v1.30.12's trace using the
-corpus' own checker. Scenarios that exercise a feature kubesched does not have yet are
-xfail(strict=True), with the reason derived from features.json — so they turn into failures
-the moment they start passing.
+corpus' own checker, every field. Every public scenario is expected to pass: none is xfail.
 """
 
 from __future__ import annotations
@@ -21,15 +19,6 @@ from kubesched.simulation import Simulator
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
-# What kubesched implements today. A scenario needing anything else is an expected failure.
-IMPLEMENTED_PLUGINS = {
-    "PrioritySort", "SchedulingGates", "NodeUnschedulable", "NodeName", "NodePorts", "NodeResourcesFit",
-    "NodeResourcesBalancedAllocation", "NodeAffinity", "TaintToleration", "ImageLocality", "DefaultBinder",
-    "InterPodAffinity", "PodTopologySpread", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits", "VolumeBinding",
-}
-PREEMPTION_IMPLEMENTED = True
-
-
 def _checker() -> Any:
     spec = importlib.util.spec_from_file_location("conformance_check", CORPUS / "check.py")
     assert spec is not None and spec.loader is not None
@@ -42,18 +31,7 @@ def _scenarios() -> list[Any]:
     if not (CORPUS / "features.json").exists():
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"conformance corpus not found at {CORPUS}"))]
     features = json.loads((CORPUS / "features.json").read_text())
-    params = []
-    for name in sorted(features):
-        f = features[name]
-        missing = sorted(set(f["plugins"]) - IMPLEMENTED_PLUGINS)
-        why = []
-        if missing:
-            why.append(f"needs plugins {', '.join(missing)}")
-        if (f["preemption"] or f["preemptionDryRun"]) and not PREEMPTION_IMPLEMENTED:
-            why.append("needs preemption (issue 4)")
-        marks = [pytest.mark.xfail(strict=True, reason="; ".join(why))] if why else []
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
+    return [pytest.param(name, id=name) for name in sorted(features)]
 
 
 @pytest.mark.parametrize("name", _scenarios())

@@ -86,6 +86,9 @@ class QueueNominator:
     def nominated_node(self, pod: Pod) -> str:
         return self._node_of.get(pod.uid, "")
 
+    def nominated_node_names(self) -> list[str]:
+        return [node for node, lst in self._by_node.items() if lst]
+
     def __bool__(self) -> bool:
         """True when some real node has nominated pods (an Override to "" nominates none)."""
         return any(node for node in self._by_node)

@@ -47,6 +47,9 @@ class Nominator:
     def nominated_node(self, pod: Pod) -> str:
         return self._node_of.get(pod.uid, "")
 
+    def nominated_node_names(self) -> list[str]:
+        return [node for node, lst in self._by_node.items() if lst]
+
     def __bool__(self) -> bool:
         return bool(self._node_of)
 

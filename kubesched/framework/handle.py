@@ -89,6 +89,10 @@ class PodNominator(Protocol):
 
     def nominated_node(self, pod: Pod) -> str: ...
 
+    def nominated_node_names(self) -> list[str]:
+        """Nodes that have at least one nominated pod."""
+        ...
+
     def __bool__(self) -> bool:
         """True if any pod is nominated."""
         ...
