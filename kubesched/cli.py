@@ -21,6 +21,18 @@ from kubesched.errors import KubeschedError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _serving_options(fn: F) -> F:
+    from kubesched.live.flags import serving_options
+
+    return serving_options(fn)
+
+
+def _leader_election_options(fn: F) -> F:
+    from kubesched.live.flags import leader_election_options
+
+    return leader_election_options(fn)
+
+
 def _fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
@@ -217,19 +229,24 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
               help="Running pods, bound before the clock starts. [default: basic 0, affinity 5000, "
                    "antiaffinity 1000, spread 5000, preemption 2000]")
 @click.option("--workload",
-              type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "extender"]),
+              type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "extender", "live"]),
               default="basic", show_default=True,
               help="basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
                    "SchedulingPodAntiAffinity; spread: TopologySpreading; preemption: PreemptionBasic, "
                    "run by the scheduling queue on a virtual clock (scheduler_perf shapes); extender: the "
                    "latency one local HTTP extender (filter + prioritize) adds per scheduling attempt, with "
-                   "nodeCacheCapable false and true, against the same run without it.")
+                   "nodeCacheCapable false and true, against the same run without it; live: the live "
+                   "scheduler end to end through a local API server (nodes and pods created over HTTP, "
+                   "pods/s until all are bound; default 500 nodes, 1000 pods).")
+@click.option("--live", "live", is_flag=True, help="Same as --workload live.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
 @_guard
-def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str) -> None:
-    """Scheduling throughput on a scheduler_perf-shaped workload, in memory; exits 2 when a
-    pod was not bound or placed against the workload's rule."""
+def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str,
+          live: bool = False) -> None:
+    """Scheduling throughput on a scheduler_perf-shaped workload, in memory (or, with --live,
+    through a local API server); exits 2 when a pod was not bound or placed against the
+    workload's rule."""
     from kubesched.bench import (
         EXTENDER_NODE_COUNTS,
         PREEMPTION_NODES,
@@ -240,7 +257,12 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
     )
 
     res: Any
-    if workload == "extender":
+    if live or workload == "live":
+        from kubesched.live.bench import DEFAULT_NODES, DEFAULT_PODS, run_live_bench
+
+        res = run_live_bench(DEFAULT_NODES if nodes is None else nodes, DEFAULT_PODS if pods is None else pods,
+                             seed=seed)
+    elif workload == "extender":
         counts = EXTENDER_NODE_COUNTS if nodes is None else (nodes,)
         res = run_extender_bench(counts, pods, seed=seed)
         assert isinstance(res, ExtenderBenchResult)
@@ -254,6 +276,45 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
         click.echo(res.summary())
     if not res.ok:
         _fail("benchmark result is invalid: " + "; ".join(res.problems))
+
+
+@main.command("run")
+@click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file (profiles, "
+              "leaderElection, clientConnection, extenders).")
+@click.option("--kubeconfig", default="", help="Path to a kubeconfig. Without it: the configuration's "
+              "clientConnection.kubeconfig, else $KUBECONFIG, else the in-cluster service account, else "
+              "~/.kube/config.")
+@click.option("--master", default="", help="The address of the API server (overrides the kubeconfig's server; "
+              "with no kubeconfig at all, connects to it without credentials).")
+@click.option("--deterministic", is_flag=True, help="Lowest node name among equal scores (reproducible runs).")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
+              help="Register an out-of-tree plugin factory (repeatable); entry points in group kubesched.plugins "
+                   "are loaded too.")
+@click.option("-v", "--v", "verbosity", type=int, default=0, show_default=True,
+              help="Log verbosity: 0 logs info, warnings and errors (as klog's default), 4 and above debug.")
+@_serving_options
+@_leader_election_options
+@_guard
+def run_command(config: str | None, kubeconfig: str, master: str, deterministic: bool, plugins: tuple[str, ...],
+                verbosity: int, serving: Any, leader_election_flags: Any) -> None:
+    """Schedule pods of this scheduler's profiles in a real cluster (a drop-in second scheduler).
+
+    SIGTERM / SIGINT: stop scheduling, finish the binds in flight, release the lease, exit 0.
+    A lost lease: exit 1 at once with "leaderelection lost", as kube-scheduler does (it
+    restarts as a candidate). Exit 2 stays reserved for bad input."""
+    import logging
+
+    from kubesched._runtime.registry import full_registry
+    from kubesched.live.command import RunOptions, run
+
+    # klog prints Info at the default verbosity (-v=0): so do we; -v raises it to debug.
+    logging.basicConfig(level=logging.DEBUG if verbosity >= 4 else logging.INFO,
+                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
+    result = run(RunOptions(config, kubeconfig, master, deterministic), serving, leader_election_flags,
+                 full_registry(plugins))
+    if result.reason == "lost-leadership":
+        click.echo("error: leaderelection lost", err=True)
+        sys.exit(1)
 
 
 @main.group()

@@ -1,1 +1,11 @@
-"""The seam between the scheduler and a cluster: ClusterClient, in-memory and live."""
+"""The seam between the scheduler and a cluster: in memory and live.
+
+- :mod:`kubesched.cluster.memory` — MemoryObjects, the ObjectLister of a simulation.
+- :mod:`kubesched.cluster.live` — the live cluster: kubeconfig / in-cluster configuration, the
+  rate-limited API client (and :data:`~kubesched.cluster.live.API_CALLS`, every call it may
+  make), informers on kubesched's own reflector, LiveObjects, the scheduler's API actions.
+- :mod:`kubesched.cluster.apiserver` — a local HTTP server behaving like the Kubernetes API
+  for those resources, with fault injection (tests, ``kubesched bench --workload live``).
+- :mod:`kubesched.cluster.resources` — the resources' group/version/kind table and the wire
+  helpers both sides share.
+"""

@@ -37,8 +37,10 @@ behaviour closely enough for a client written against a real API server:
   same create / update-conflict semantics.
 
 Fault injection for tests: :meth:`LocalApiServer.fail_next` (N requests answer an error
-code), :meth:`~LocalApiServer.delay_next` (N requests wait), :meth:`~LocalApiServer.drop_watches`
-(every open watch stream ends, abruptly by default: the connection is cut mid-stream),
+code), :meth:`~LocalApiServer.delay_next` (N requests wait) — both optionally only for some
+verbs, resources, or one client's User-Agent (every request is recorded with it),
+:meth:`~LocalApiServer.drop_watches` (every open watch stream ends, abruptly by default: the
+connection is cut mid-stream),
 :meth:`~LocalApiServer.expire_next_watch` (the next watches get 410 Gone),
 :meth:`~LocalApiServer.compact` (forget the event history) and
 :meth:`~LocalApiServer.restart` (close every connection; keep or lose the state).
@@ -59,6 +61,7 @@ import itertools
 import json
 import logging
 import socket
+import ssl
 import threading
 import time
 import uuid
@@ -319,6 +322,9 @@ class ApiStore:
                 t.cancel()
             self._timers.clear()
             self._objects = {p: {} for p in RESOURCES}
+            # A revision with no event: every revision a client holds is now too old (410),
+            # so it relists and sees what was lost, not just what came after.
+            self.rv += 1
             self.compact()
             self.bootstrap()
 
@@ -649,18 +655,22 @@ class _Fault:
     verbs: frozenset[str] | None = None
     resources: frozenset[str] | None = None
     watch: bool = True
+    user_agent: str | None = None
 
-    def applies(self, verb: str, plural: str) -> bool:
+    def applies(self, verb: str, plural: str, user_agent: str) -> bool:
         if self.verbs is not None and verb not in self.verbs:
             return False
         if self.resources is not None and plural not in self.resources:
+            return False
+        if self.user_agent is not None and user_agent != self.user_agent:
             return False
         return self.watch or verb != "watch"
 
 
 @dataclass(frozen=True, slots=True)
 class RequestRecord:
-    """One request the server answered: RBAC verb, API group, resource, subresource, code."""
+    """One request the server answered: RBAC verb, API group, resource, subresource, code,
+    and the client's User-Agent (which replica made it)."""
 
     verb: str
     group: str
@@ -670,6 +680,7 @@ class RequestRecord:
     name: str
     code: int
     body: Any = None  # the request's JSON payload (writes)
+    user_agent: str = ""
 
 
 class _DropConnection(Exception):
@@ -683,6 +694,7 @@ class _Request:
     namespace: str
     name: str
     subresource: str
+    user_agent: str = ""
 
 
 # ================================================================ the server
@@ -691,16 +703,21 @@ class LocalApiServer:
     thread on 127.0.0.1 (``port=0``: a free port, kept across :meth:`restart`)."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, history: int = 100_000,
-                 bookmark_interval: float = 1.0, log_level: str = "critical") -> None:
+                 bookmark_interval: float = 1.0, log_level: str = "critical", certfile: str | None = None,
+                 keyfile: str | None = None, client_ca: str | None = None, max_recorded: int = 200_000) -> None:
+        """``certfile``/``keyfile`` serve HTTPS; ``client_ca`` then requires client
+        certificates signed by it. The last ``max_recorded`` requests are kept in
+        :attr:`requests`."""
         self.store = ApiStore(history=history)
         self.host = host
+        self._tls = (certfile, keyfile, client_ca)
         self.bookmark_interval = bookmark_interval
         self._log_level = log_level
         self._faults: list[_Fault] = []
         self._expire_watches = 0
         self._expire_http = False
         self._lock = threading.Lock()
-        self.requests: list[RequestRecord] = []
+        self.requests: deque[RequestRecord] = deque(maxlen=max_recorded)
         self.app = Starlette(routes=[Route("/{path:path}", self._endpoint,
                                            methods=["GET", "POST", "PUT", "PATCH", "DELETE"])])
         self._server: uvicorn.Server | None = None
@@ -712,15 +729,20 @@ class LocalApiServer:
     # ---------------------------------------------------------------- lifecycle
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self._tls[0] else 'http'}://{self.host}:{self.port}"
 
     def start(self, timeout: float = 10.0) -> LocalApiServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only when the
+        # listening socket says TCP (else every response waits out a delayed ACK, ~40 ms).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
+        certfile, keyfile, client_ca = self._tls
         config = uvicorn.Config(self.app, log_level=self._log_level, lifespan="off", http="h11", ws="none",
-                                timeout_graceful_shutdown=1, access_log=False)
+                                timeout_graceful_shutdown=1, access_log=False, ssl_certfile=certfile,
+                                ssl_keyfile=keyfile, ssl_ca_certs=client_ca,
+                                ssl_cert_reqs=ssl.CERT_REQUIRED if client_ca else ssl.CERT_NONE)
         server = uvicorn.Server(config)
         thread = threading.Thread(target=functools.partial(server.run, sockets=[sock]),
                                   name=f"local-apiserver-{self.port}", daemon=True)
@@ -772,18 +794,31 @@ class LocalApiServer:
 
     # ---------------------------------------------------------------- fault injection
     def fail_next(self, count: int, status: int = 500, *, verbs: Iterable[str] | None = None,
-                  resources: Iterable[str] | None = None, watch: bool = True) -> None:
+                  resources: Iterable[str] | None = None, watch: bool = True, user_agent: str | None = None) -> None:
         """The next ``count`` requests (matching ``verbs`` / ``resources`` if given: RBAC
-        verbs and plurals) answer ``status`` with a Status body, doing nothing."""
+        verbs and plurals; and ``user_agent``: one client's) answer ``status`` with a Status
+        body, doing nothing."""
         with self._lock:
             self._faults.append(_Fault(count, status=status, verbs=_set(verbs), resources=_set(resources),
-                                       watch=watch))
+                                       watch=watch, user_agent=user_agent))
 
     def delay_next(self, count: int, seconds: float, *, verbs: Iterable[str] | None = None,
-                   resources: Iterable[str] | None = None) -> None:
+                   resources: Iterable[str] | None = None, user_agent: str | None = None) -> None:
         """The next ``count`` matching requests wait ``seconds`` before being served."""
         with self._lock:
-            self._faults.append(_Fault(count, delay=seconds, verbs=_set(verbs), resources=_set(resources)))
+            self._faults.append(_Fault(count, delay=seconds, verbs=_set(verbs), resources=_set(resources),
+                                       user_agent=user_agent))
+
+    def clear_faults(self) -> None:
+        """Forget the faults not used up yet."""
+        with self._lock:
+            self._faults = []
+
+    def faults_left(self) -> int:
+        """How many injected failures / delays have not hit a request yet (0: every one of
+        them has been taken by an arriving request)."""
+        with self._lock:
+            return sum(f.count for f in self._faults)
 
     def drop_watches(self, *, abrupt: bool = True) -> int:
         """End every open watch stream: ``abrupt`` cuts the connection mid-stream (the
@@ -830,18 +865,19 @@ class LocalApiServer:
         return self.store.patch(plural, namespace, name, dict(patch), kind, subresource)
 
     def calls(self, verb: str | None = None, resource: str | None = None, subresource: str | None = None,
-              code: int | None = None) -> list[RequestRecord]:
+              code: int | None = None, *, user_agent: str | None = None) -> list[RequestRecord]:
         """The requests served so far, filtered."""
         with self._lock:
             recs = list(self.requests)
         return [c for c in recs if (verb is None or c.verb == verb) and (resource is None or c.resource == resource)
-                and (subresource is None or c.subresource == subresource) and (code is None or c.code == code)]
+                and (subresource is None or c.subresource == subresource) and (code is None or c.code == code)
+                and (user_agent is None or c.user_agent == user_agent)]
 
     # ---------------------------------------------------------------- HTTP
-    def _take_fault(self, verb: str, plural: str) -> _Fault | None:
+    def _take_fault(self, verb: str, plural: str, user_agent: str) -> _Fault | None:
         with self._lock:
             for f in self._faults:
-                if f.count > 0 and f.applies(verb, plural):
+                if f.count > 0 and f.applies(verb, plural, user_agent):
                     f.count -= 1
                     out = _Fault(1, f.status, f.delay)
                     self._faults = [x for x in self._faults if x.count > 0]
@@ -850,7 +886,7 @@ class LocalApiServer:
 
     def _record(self, req: _Request, code: int, body: Any = None) -> None:
         rec = RequestRecord(req.verb, req.r.group, req.r.plural, req.subresource, req.namespace, req.name, code,
-                            body)
+                            body, req.user_agent)
         with self._lock:
             self.requests.append(rec)
 
@@ -860,11 +896,17 @@ class LocalApiServer:
             return Response("ok", media_type="text/plain")
         if path == "version":
             return JSONResponse({"major": "1", "minor": "30", "gitVersion": "v1.30.0-kubesched-local"})
+        if path == "debug/requests":
+            # Not a Kubernetes path: the request log, for a client in another process (bench).
+            return JSONResponse([{"verb": c.verb, "group": c.group, "resource": c.resource,
+                                  "subresource": c.subresource, "namespace": c.namespace, "name": c.name,
+                                  "code": c.code, "userAgent": c.user_agent} for c in self.calls()])
         try:
             req = _route(request.method, path, request.query_params)
         except ApiStatusError as e:
             return JSONResponse(e.body, status_code=e.code)
-        fault = self._take_fault(req.verb, req.r.plural)
+        req.user_agent = request.headers.get("user-agent", "")
+        fault = self._take_fault(req.verb, req.r.plural, req.user_agent)
         if fault is not None:
             if fault.delay:
                 await asyncio.sleep(fault.delay)
@@ -1046,3 +1088,22 @@ def _route(method: str, path: str, query: Mapping[str, str]) -> _Request:
     if r.namespaced and not namespace and verb not in ("list", "watch"):
         raise ApiStatusError(404, f"the server could not find the requested resource ({path})", "NotFound")
     return _Request(verb, r, namespace, name, sub)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m kubesched.cluster.apiserver [--port N] [--bookmark-interval S]``: serve on
+    127.0.0.1, print the URL as the first line of stdout, stop when stdin closes."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m kubesched.cluster.apiserver")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--bookmark-interval", type=float, default=5.0)
+    args = parser.parse_args(argv)
+    with LocalApiServer(port=args.port, bookmark_interval=args.bookmark_interval) as api:
+        print(api.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised by the live bench
+    main()

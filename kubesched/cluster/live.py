@@ -51,6 +51,7 @@ import httpx
 import yaml
 
 from kubesched.cluster.resources import RESOURCES, ApiResource, Json, format_micro_time, format_time
+from kubesched.config.types import ClientConnection
 from kubesched.errors import ApiError, ConfigError, FieldError, KubeschedError
 from kubesched.objects import (
     CSIDriver,
@@ -96,11 +97,16 @@ API_CALLS: tuple[ApiCall, ...] = (
     ApiCall("patch", "", "pods", "status"),  # PodScheduled condition, nominatedNodeName, DisruptionTarget
     ApiCall("delete", "", "pods"),  # preemption victims (UID precondition)
     ApiCall("create", "events.k8s.io", "events"),  # Scheduled / FailedScheduling / Preempted
+    # Leader election (ApiLeaseClient below, for kubesched.live.leader).
+    ApiCall("get", "coordination.k8s.io", "leases"),
+    ApiCall("create", "coordination.k8s.io", "leases"),
+    ApiCall("update", "coordination.k8s.io", "leases"),
 )
 """Every API call the live cluster client makes: (verb, group, resource, subresource).
-:class:`ApiClient` refuses anything else, so the table cannot fall behind the code. (Leader
-election's Lease calls are made by kubesched.live.leader's own client; the RBAC table of
-kubesched.live.api_calls covers both.)"""
+:class:`ApiClient` refuses anything else, so the table cannot fall behind the code. It is the
+one table: kubesched.live.api_calls derives RBAC's view of it (the Lease calls pinned to the
+configured lock), which tests/live/test_deploy.py checks against the ClusterRole and Role in
+deploy/."""
 
 _DECLARED = frozenset(API_CALLS)
 _METHODS = {"get": "GET", "list": "GET", "watch": "GET", "create": "POST", "update": "PUT", "patch": "PATCH",
@@ -433,6 +439,10 @@ class WatchStream:
         return self._aborted
 
 
+class GoneError(ApiError):
+    """The watch's resourceVersion is too old (410): the reflector must relist."""
+
+
 def _error(verb: str, path: str, resp: httpx.Response) -> ApiError:
     try:
         body = resp.json()
@@ -457,14 +467,27 @@ class ApiClient:
         self._tokens = _TokenSource(config)
         verify = _ssl_context(config, self._temp)
         self._extensions = {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
-        self._http = httpx.Client(base_url=config.server, verify=verify, timeout=timeout,
-                                  headers={"User-Agent": user_agent, "Accept": "application/json"},
-                                  limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+        # TCP_NODELAY: a request's headers and body go out in separate writes; with Nagle the
+        # body would wait for the server's delayed ACK.
+        transport = httpx.HTTPTransport(
+            verify=verify, limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+        self._http = httpx.Client(base_url=config.server, timeout=timeout, transport=transport,
+                                  headers={"User-Agent": user_agent, "Accept": "application/json"})
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str = "", *, context: str | None = None, qps: float = 50.0,
                         burst: int = 100) -> ApiClient:
         return cls(load_cluster_config(kubeconfig, context=context), qps=qps, burst=burst)
+
+    @classmethod
+    def for_client_connection(cls, cc: ClientConnection, *, kubeconfig: str = "", master: str = "",
+                              context: str | None = None, user_agent: str = "kubesched") -> ApiClient:
+        """The client kube-scheduler builds from ``clientConnection`` (kubeconfig, qps, burst);
+        a ``--kubeconfig`` / ``--master`` flag overrides the configuration's kubeconfig /
+        server."""
+        cfg = load_cluster_config(kubeconfig or cc.kubeconfig, context=context, master=master)
+        return cls(cfg, qps=cc.qps, burst=cc.burst, user_agent=user_agent)
 
     def close(self) -> None:
         self._http.close()
@@ -499,16 +522,19 @@ class ApiClient:
 
     def request(self, verb: str, resource: ApiResource | str, *, namespace: str = "", name: str = "",
                 subresource: str = "", params: Mapping[str, str] | None = None, body: Any = None,
-                content_type: str = "application/json") -> Json:
-        """One API call; raises ApiError (with ``status`` when the server answered)."""
+                content_type: str = "application/json", timeout: float | None = None,
+                limiter: TokenBucket | None = None) -> Json:
+        """One API call; raises ApiError (with ``status`` when the server answered).
+        ``timeout`` / ``limiter`` replace the client's own for this call."""
         r = RESOURCES[resource] if isinstance(resource, str) else resource
         self._note(verb, r, subresource)
         path = r.path(namespace, name, subresource)
-        self.limiter.acquire()
+        (limiter or self.limiter).acquire()
         content = json.dumps(body).encode() if body is not None else None
         try:
             resp = self._http.request(_METHODS[verb], path, params=dict(params or {}), content=content,
                                       headers=self._headers(content_type if content is not None else None),
+                                      timeout=self.timeout if timeout is None else timeout,
                                       extensions=self._extensions)
         except httpx.HTTPError as e:
             raise ApiError(f"{verb} {path}: {e}") from None
@@ -572,17 +598,16 @@ class ApiClient:
                                    extensions=self._extensions) as resp:
                 if resp.status_code >= 400:
                     resp.read()
-                    raise _error("watch", path, resp)
+                    err = _error("watch", path, resp)
+                    if resp.status_code == 410:
+                        raise GoneError(str(err), status=410)
+                    raise err
                 yield WatchStream(resp)
         except httpx.HTTPError as e:
             raise ApiError(f"watch {path}: {e}") from None
 
 
 # ================================================================ informers
-class GoneError(ApiError):
-    """The watch's resourceVersion is too old (410): the reflector must relist."""
-
-
 @dataclass(frozen=True, slots=True)
 class Backoff:
     """Reflector backoff (client-go: 800 ms doubling to 30 s, full jitter, reset after a
@@ -1173,3 +1198,45 @@ class LiveCluster:
         if self.events is None:
             return False
         return self.events.event(regarding, related, event_type, reason, action, note, controller=controller)
+
+
+def lease_request_timeout(renew_deadline: float) -> float:
+    """The timeout of one Lease request: a third of the renew deadline (at least 1 s), so that
+    the (at most) three requests of one renewal attempt end within the deadline. client-go
+    gets the same bound from the context the renew loop cancels at the deadline (its client's
+    own timeout is renewDeadline / 2, at least 1 s): a renewal hanging on the network must not
+    keep a leader leading past its deadline, while a standby takes the lease at expiry."""
+    return max(renew_deadline / 3.0, 1.0)
+
+
+class ApiLeaseClient:
+    """The Lease calls leader election needs (kubesched.live.leader.LeaseClient), through the
+    same authenticated :class:`ApiClient` as everything else, but — as kube-scheduler's separate
+    leader-election client — with its own rate limiter (same qps / burst: a burst of binds
+    must not delay renewals) and ``timeout`` per request (see :func:`lease_request_timeout`;
+    None: the client's)."""
+
+    def __init__(self, api: ApiClient, *, timeout: float | None = None) -> None:
+        self.api = api
+        self.timeout = timeout
+        self.limiter = TokenBucket(api.limiter.qps, api.limiter.burst)
+
+    def _request(self, verb: str, namespace: str, name: str = "", body: Any = None) -> dict[str, Any]:
+        return dict(self.api.request(verb, "leases", namespace=namespace, name=name, body=body,
+                                     timeout=self.timeout, limiter=self.limiter))
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self._request("get", namespace, name)
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+
+    def create(self, lease: dict[str, Any]) -> dict[str, Any]:
+        ns = str((lease.get("metadata") or {}).get("namespace", ""))
+        return self._request("create", ns, body=lease)
+
+    def update(self, lease: dict[str, Any]) -> dict[str, Any]:
+        md = lease.get("metadata") or {}
+        return self._request("update", str(md.get("namespace", "")), str(md.get("name", "")), body=lease)

@@ -5,6 +5,9 @@
   leaderelection with the leases lock).
 - :mod:`kubesched.live.serving` — /healthz, /livez, /readyz and /metrics (kube-scheduler's metric names).
 - :mod:`kubesched.live.flags` — kube-scheduler's serving and leader-election command-line flags.
-- :mod:`kubesched.live.api_calls` — every API call kubesched makes: the single source of truth for
-  the client, the fake API server and the RBAC manifests in ``deploy/``.
+- :mod:`kubesched.live.api_calls` — RBAC's view of :data:`kubesched.cluster.live.API_CALLS` (every
+  API call the client may make, the one table), checked against the RBAC manifests in ``deploy/``.
+- :mod:`kubesched.live.command` — ``kubesched run``: configuration, API client, serving, leader
+  election and the scheduling loop wired together.
+- :mod:`kubesched.live.bench` — ``kubesched bench --workload live``.
 """

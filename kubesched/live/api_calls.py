@@ -1,20 +1,19 @@
-"""Every Kubernetes API call kubesched makes, in one table.
+"""Every Kubernetes API call kubesched makes, as RBAC sees it.
 
-This is the single source of truth for three things that must agree:
-
-- the live client and its reflectors (:mod:`kubesched.cluster.live`) build their URLs from
-  :data:`INFORMED` and the :class:`Resource` constants (``resource.path(...)``);
-- the fake API server serves (at least) these;
-- the RBAC manifests in ``deploy/`` grant exactly what this table needs — a test checks every
-  call against them with :func:`authorize` (RBAC's rule matching), and that no rule grants more
-  than kube-scheduler's own ``system:kube-scheduler`` / ``system:volume-scheduler`` roles plus the
-  Lease rule for kubesched's lock.
+The one table is :data:`kubesched.cluster.live.API_CALLS`: the live client
+(:class:`kubesched.cluster.live.ApiClient`) records each request by (verb, group, resource,
+subresource) and refuses any request missing from it, so the table cannot fall behind the code.
+This module derives RBAC's view of that table — the Lease calls pinned to the configured lock
+(``leaderElection.resourceNamespace`` / ``resourceName``), a reason for each call — and matches
+it against RBAC rules: a test checks every call against the manifests in ``deploy/`` with
+:func:`authorize` (RBAC's rule matching), and that no rule grants more than kube-scheduler's own
+``system:kube-scheduler`` / ``system:volume-scheduler`` roles plus the Lease rule for kubesched's
+lock.
 
 The calls mirror kube-scheduler v1.30's: list+watch of every informed resource, ``create
 pods/binding`` (DefaultBinder), ``patch pods/status`` (PodScheduled condition and
-nominatedNodeName), ``delete pods`` (preemption victims), ``create``/``patch`` of
-``events.k8s.io`` Events (the events/v1 recorder; patch updates an event series), and
-``get``/``create``/``update`` of the leader-election Lease.
+nominatedNodeName), ``delete pods`` (preemption victims), ``create`` of ``events.k8s.io`` Events,
+and ``get``/``create``/``update`` of the leader-election Lease.
 """
 
 from __future__ import annotations
@@ -23,64 +22,35 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.cluster import live
+from kubesched.cluster.resources import RESOURCES, ApiResource
 
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """An API resource: group ("" = core), version, plural name, kind, and whether it is namespaced."""
+Resource = ApiResource
+"""An API resource: group ("" = core), version, plural, kind, namespaced (``.path(...)`` gives
+its REST path)."""
 
-    group: str
-    version: str
-    resource: str
-    kind: str
-    namespaced: bool
+PODS = RESOURCES["pods"]
+NODES = RESOURCES["nodes"]
+EVENTS = RESOURCES["events"]
+LEASES = RESOURCES["leases"]
 
-    @property
-    def api_version(self) -> str:
-        return self.version if not self.group else f"{self.group}/{self.version}"
-
-    def path(self, namespace: str | None = None, name: str | None = None, subresource: str = "") -> str:
-        """The REST path: ``/api/v1/pods`` (all namespaces), ``/api/v1/namespaces/ns/pods/p/binding``,
-        ``/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched``..."""
-        root = "/api/v1" if not self.group else f"/apis/{self.group}/{self.version}"
-        if self.namespaced and namespace:
-            root += f"/namespaces/{namespace}"
-        elif not self.namespaced and namespace:
-            raise ValueError(f"{self.resource} is not namespaced")
-        path = f"{root}/{self.resource}"
-        if name:
-            path += f"/{name}"
-        if subresource:
-            if not name:
-                raise ValueError("a subresource needs an object name")
-            path += f"/{subresource}"
-        return path
-
-
-PODS = Resource("", "v1", "pods", "Pod", True)
-NODES = Resource("", "v1", "nodes", "Node", False)
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
-SERVICES = Resource("", "v1", "services", "Service", True)
-REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController", True)
-PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", False)
-PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True)
-REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
-STATEFUL_SETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
-POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True)
-STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False)
-CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False)
-CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False)
-EVENTS = Resource("events.k8s.io", "v1", "events", "Event", True)
-LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
-
-# What the reflectors list and watch, cluster-wide (kube-scheduler's informers for the objects
-# kubesched models; it has no CSIStorageCapacity / DRA objects, so it does not watch those).
-INFORMED: tuple[Resource, ...] = (
-    PODS, NODES, NAMESPACES, PERSISTENT_VOLUMES, PERSISTENT_VOLUME_CLAIMS, STORAGE_CLASSES, CSI_NODES, CSI_DRIVERS,
-    SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS, POD_DISRUPTION_BUDGETS,
-)
+INFORMED: tuple[Resource, ...] = tuple(RESOURCES[plural] for plural in live.INFORMED_RESOURCES)
+"""What the reflectors list and watch, cluster-wide (kube-scheduler's informers for the objects
+kubesched models; it has no CSIStorageCapacity / DRA objects, so it does not watch those)."""
 
 DEFAULT_LEASE_NAMESPACE = "kube-system"
 DEFAULT_LEASE_NAME = "kubesched"
+
+_WHY: dict[tuple[str, str, str], str] = {
+    ("create", "pods", "binding"): "DefaultBinder: bind the pod to its node",
+    ("patch", "pods", "status"): "PodScheduled=False condition, status.nominatedNodeName, DisruptionTarget",
+    ("delete", "pods", ""): "preemption: delete the victims",
+    ("create", "events", ""): "Scheduled / FailedScheduling / Preempted events",
+    ("get", "leases", ""): "leader election: read the lock",
+    ("create", "leases", ""): "leader election: create the lock when absent",
+    ("update", "leases", ""): "leader election: acquire, renew, release",
+}
+_WHY_VERB = {"list": "reflector: initial list / relist", "watch": "reflector: watch"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +72,7 @@ class ApiCall:
     @property
     def rbac_resource(self) -> str:
         """``pods`` or ``pods/binding``: how RBAC names it."""
-        return f"{self.resource.resource}/{self.subresource}" if self.subresource else self.resource.resource
+        return f"{self.resource.plural}/{self.subresource}" if self.subresource else self.resource.plural
 
     def __str__(self) -> str:
         where = f" in {self.namespace}" if self.namespace else ""
@@ -111,30 +81,24 @@ class ApiCall:
         return f"{self.verb} {self.rbac_resource}{named} ({group}){where}"
 
 
+def rbac_call(call: live.ApiCall, lease_namespace: str = DEFAULT_LEASE_NAMESPACE,
+              lease_name: str = DEFAULT_LEASE_NAME) -> ApiCall:
+    """RBAC's view of one call of the client's table (Lease calls go to the lock only)."""
+    r = RESOURCES[call.resource]
+    if r.group != call.group:
+        raise ValueError(f"{call}: {call.resource} is in group {r.group!r}")
+    why = _WHY.get((call.verb, call.resource, call.subresource)) or _WHY_VERB.get(call.verb, "")
+    if r == LEASES:
+        return ApiCall(call.verb, r, call.subresource, namespace=lease_namespace, name=lease_name, why=why)
+    return ApiCall(call.verb, r, call.subresource, why=why)
+
+
 def api_calls(lease_namespace: str = DEFAULT_LEASE_NAMESPACE, lease_name: str = DEFAULT_LEASE_NAME,
               leader_elect: bool = True) -> tuple[ApiCall, ...]:
-    """The table for a given leader-election lock (``leaderElection.resourceNamespace`` /
-    ``resourceName``)."""
-    calls: list[ApiCall] = []
-    for r in INFORMED:
-        calls.append(ApiCall("list", r, why="reflector: initial list / relist"))
-        calls.append(ApiCall("watch", r, why="reflector: watch"))
-    calls += [
-        ApiCall("create", PODS, "binding", why="DefaultBinder: bind the pod to its node"),
-        ApiCall("patch", PODS, "status", why="PodScheduled=False condition and status.nominatedNodeName"),
-        ApiCall("delete", PODS, why="preemption: delete the victims"),
-        ApiCall("create", EVENTS, why="Scheduled / FailedScheduling / Preempted events"),
-        ApiCall("patch", EVENTS, why="event series: a repeated event updates the existing one"),
-    ]
-    if leader_elect:
-        calls += [
-            ApiCall("get", LEASES, namespace=lease_namespace, name=lease_name, why="leader election: read the lock"),
-            ApiCall("create", LEASES, namespace=lease_namespace, name=lease_name,
-                    why="leader election: create the lock when absent"),
-            ApiCall("update", LEASES, namespace=lease_namespace, name=lease_name,
-                    why="leader election: acquire, renew, release"),
-        ]
-    return tuple(calls)
+    """:data:`kubesched.cluster.live.API_CALLS` for a given leader-election lock (without the
+    Lease calls when leader election is off)."""
+    calls = (rbac_call(c, lease_namespace, lease_name) for c in live.API_CALLS)
+    return tuple(c for c in calls if leader_elect or c.resource != LEASES)
 
 
 API_CALLS: tuple[ApiCall, ...] = api_calls()

@@ -117,7 +117,6 @@ class RunStats:
     """Counters of a run (tests, bench)."""
 
     attempts: Counter[str] = field(default_factory=Counter)  # scheduled / unschedulable / error
-    scheduled: dict[str, str] = field(default_factory=dict)  # pod key -> node, by this scheduler
     bind_failures: int = 0
     preemptions: int = 0
     victims: int = 0
@@ -276,6 +275,10 @@ class LiveScheduler:
             elif ch.action == DELETE:
                 self._pending_pod_deleted(ch.old, ch.new)
             else:
+                if ch.old.uid != ch.new.uid:  # recreated under the same name (seen by a relist)
+                    self._pending_pod_deleted(ch.old, None)
+                    q.add(ch.new)
+                    return
                 # updatePodInSchedulingQueue: nothing for a resync, nor for a pod assumed (bound
                 # by us, the informer lagging behind).
                 if ch.old.meta.resource_version == ch.new.meta.resource_version:
@@ -430,6 +433,10 @@ class LiveScheduler:
             self._loop_thread.join(timeout)
         deadline = time.monotonic() + timeout
         with self._cond:
+            # Pods held at Permit would otherwise wait out their timeout: they go back unbound.
+            for fwk in self.profiles.values():
+                for wp in fwk.handle.iterate_over_waiting_pods():
+                    wp.reject("", "the scheduler is stopping")
             while self._in_flight and time.monotonic() < deadline:
                 self._cond.wait(0.05)
         self._pool.shutdown(wait=True)
@@ -553,7 +560,6 @@ class LiveScheduler:
         pod, node = attempt.pod, attempt.node or attempt.host
         self.queue.done(pod.uid)
         self.stats.attempts["scheduled"] += 1
-        self.stats.scheduled[pod.key] = node
         if self.metrics is not None:
             self.metrics.observe_attempt("scheduled", pod.scheduler_name, time.perf_counter() - start)
             first = qpi.initial_attempt_timestamp
@@ -626,7 +632,8 @@ class LiveScheduler:
         if self.metrics is None:
             return
         self.metrics.set_pending(self.queue.pending_counts())
-        self.metrics.set_cache_size(nodes=len(self.cache.node_infos), pods=len(self.cache.pods()),
+        self.metrics.set_cache_size(nodes=len(self.cache.node_infos),
+                                    pods=sum(len(ni.pods) for ni in self.cache.node_infos.values()),
                                     assumed_pods=len(self.cache.assumed))
 
 

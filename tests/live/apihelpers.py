@@ -94,3 +94,56 @@ def live_scheduler(api: LocalApiServer, config: KubeSchedulerConfiguration | Non
     finally:
         sched.stop(timeout=10.0)
         client.close()
+
+
+# ------------------------------------------------------------------------------------ a throwaway PKI
+def make_pki(directory: Any) -> dict[str, Any]:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, as PEM files in
+    ``directory`` (paths) and bytes (``*_pem``)."""
+    import datetime as dt
+    import ipaddress
+    from pathlib import Path
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    d = Path(directory)
+    now = dt.datetime.now(dt.UTC)
+
+    def key() -> ec.EllipticCurvePrivateKey:
+        return ec.generate_private_key(ec.SECP256R1())
+
+    def pem_key(k: ec.EllipticCurvePrivateKey) -> bytes:
+        return k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                               serialization.NoEncryption())
+
+    ca_key = key()
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubesched-test-ca")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(hours=1))
+          .not_valid_after(now + dt.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+
+    def leaf(cn: str, usage: Any, san: list[Any] | None) -> tuple[bytes, bytes]:
+        k = key()
+        b = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+             .issuer_name(ca_name).public_key(k.public_key()).serial_number(x509.random_serial_number())
+             .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=1))
+             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
+        if san:
+            b = b.add_extension(x509.SubjectAlternativeName(san), critical=False)
+        cert = b.sign(ca_key, hashes.SHA256())
+        return cert.public_bytes(serialization.Encoding.PEM), pem_key(k)
+
+    out: dict[str, Any] = {"ca_pem": ca.public_bytes(serialization.Encoding.PEM)}
+    out["server_pem"], out["server_key_pem"] = leaf("127.0.0.1", ExtendedKeyUsageOID.SERVER_AUTH,
+                                                    [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    out["client_pem"], out["client_key_pem"] = leaf("system:kube-scheduler", ExtendedKeyUsageOID.CLIENT_AUTH, None)
+    for name in ("ca", "server", "server_key", "client", "client_key"):
+        path = d / f"{name}.pem"
+        path.write_bytes(out[f"{name}_pem"])
+        out[name] = str(path)
+    return out

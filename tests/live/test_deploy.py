@@ -1,7 +1,8 @@
 """deploy/: every manifest is well-formed (PyYAML structure checks, and ``kubectl apply
 --dry-run=client`` when kubectl is installed), the configuration is valid, and the RBAC rules allow
-every API call kubesched makes (kubesched/live/api_calls.py) while granting nothing beyond
-kube-scheduler v1.30's own roles plus the Lease of kubesched's lock."""
+every API call kubesched makes (kubesched.cluster.live.API_CALLS, the table its client enforces,
+seen by RBAC through kubesched/live/api_calls.py) while granting nothing beyond kube-scheduler
+v1.30's own roles plus the Lease of kubesched's lock."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kubesched.cluster import live
 from kubesched.config import parse_config
 from kubesched.live.api_calls import (
     API_CALLS,
@@ -25,6 +27,7 @@ from kubesched.live.api_calls import (
     PolicyRule,
     api_calls,
     authorize,
+    rbac_call,
 )
 
 from .kube_discovery import discovery_server
@@ -266,6 +269,29 @@ def test_every_api_call_kubesched_makes_is_allowed(call: ApiCall) -> None:
     assert authorize(deploy_grants(), call), f"deploy/ does not allow: {call}"
 
 
+@pytest.mark.parametrize("call", live.API_CALLS, ids=str)
+def test_every_call_the_client_enforces_is_allowed_on_the_configured_lock(call: live.ApiCall) -> None:
+    """The client's own table (what ApiClient lets through at runtime), call by call."""
+    le = scheduler_config().leader_election
+    assert authorize(deploy_grants(), rbac_call(call, le.resource_namespace, le.resource_name)), \
+        f"deploy/ does not allow {call} (made by kubesched.cluster.live)"
+
+
+def test_the_rbac_table_is_the_client_table() -> None:
+    """One source of truth: kubesched.live.api_calls is kubesched.cluster.live.API_CALLS, call
+    for call (the Lease calls pinned to the lock; none without leader election)."""
+    def key(c: ApiCall) -> tuple[str, str, str, str]:
+        return (c.verb, c.group, c.resource.plural, c.subresource)
+
+    client = [(c.verb, c.group, c.resource, c.subresource) for c in live.API_CALLS]
+    assert [key(c) for c in kubesched_calls()] == client
+    assert [key(c) for c in api_calls(leader_elect=False)] == [c for c in client if c[2] != "leases"]
+    le = scheduler_config().leader_election
+    assert {(c.namespace, c.name) for c in kubesched_calls() if c.resource == LEASES} == {
+        (le.resource_namespace, le.resource_name)}
+    assert all(c.why for c in API_CALLS), [str(c) for c in API_CALLS if not c.why]
+
+
 def test_calls_the_manifests_do_not_need_are_refused() -> None:
     grants = deploy_grants()
     denied = [
@@ -328,7 +354,7 @@ def test_the_call_table_lists_and_watches_every_informed_resource_cluster_wide()
                 in API_CALLS
     assert {(c.verb, c.rbac_resource, c.group) for c in API_CALLS if c.verb not in ("list", "watch")} == {
         ("create", "pods/binding", ""), ("patch", "pods/status", ""), ("delete", "pods", ""),
-        ("create", "events", "events.k8s.io"), ("patch", "events", "events.k8s.io"),
+        ("create", "events", "events.k8s.io"),
         ("get", "leases", "coordination.k8s.io"), ("create", "leases", "coordination.k8s.io"),
         ("update", "leases", "coordination.k8s.io"),
     }
@@ -341,8 +367,8 @@ def test_the_call_table_lists_and_watches_every_informed_resource_cluster_wide()
         (PODS.path(), "/api/v1/pods"),
         (PODS.path("default", "web-0", "binding"), "/api/v1/namespaces/default/pods/web-0/binding"),
         (LEASES.path("kube-system", "kubesched"), "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"),
-        (next(r for r in INFORMED if r.resource == "csinodes").path(), "/apis/storage.k8s.io/v1/csinodes"),
-        (next(r for r in INFORMED if r.resource == "poddisruptionbudgets").path(), "/apis/policy/v1/poddisruptionbudgets"),
+        (next(r for r in INFORMED if r.plural == "csinodes").path(), "/apis/storage.k8s.io/v1/csinodes"),
+        (next(r for r in INFORMED if r.plural == "poddisruptionbudgets").path(), "/apis/policy/v1/poddisruptionbudgets"),
     ],
     ids=["pods of all namespaces", "a pod's binding subresource", "the lock", "a cluster-scoped resource",
          "a policy/v1 resource"],
@@ -361,16 +387,60 @@ def test_rbac_matching_follows_the_authorizer() -> None:
         PolicyRule.from_manifest({"nonResourceURLs": ["/metrics"], "verbs": ["get"]})
 
 
-def test_the_guide_names_only_files_and_flags_that_exist() -> None:
+def run_flags() -> dict[str, str]:
+    """Every option of ``kubesched run --help`` (long and short spellings) -> its default as the
+    help shows it ("" when none is shown)."""
     import re
 
-    from click.testing import CliRunner
+    import click
 
-    from .test_serving import probe_command
+    from kubesched.cli import main
+
+    command = main.commands["run"]
+    flags: dict[str, str] = {}
+    with click.Context(command) as ctx:
+        for param in command.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            default = re.search(r"\[default: ([^;\]]+)", record[1])
+            for name in (*param.opts, *param.secondary_opts):
+                flags[name] = default.group(1).strip() if default else ""
+    return flags
+
+
+def test_the_guide_names_only_files_and_flags_that_exist() -> None:
+    import re
 
     guide = (ROOT / "docs" / "second-scheduler.md").read_text()
     for name in set(re.findall(r"deploy/([\w.-]+)", guide)):
         assert (DEPLOY / name).is_file(), name
-    help_text = CliRunner().invoke(probe_command, ["--help"]).output
-    for flag in set(re.findall(r"`(--[a-z-]+)`", guide)) - {"--config"}:
-        assert flag in help_text, f"the guide documents {flag}, which the flags do not define"
+    flags = run_flags()
+    for flag in set(re.findall(r"`(--?[a-z][a-z-]*)", guide)):
+        assert flag in flags, f"the guide documents {flag}, which `kubesched run` does not define"
+
+
+def test_the_guide_documents_every_flag_of_kubesched_run_with_its_default() -> None:
+    import re
+
+    from click.testing import CliRunner
+
+    from kubesched.cli import main
+
+    guide = (ROOT / "docs" / "second-scheduler.md").read_text()
+    help_text = CliRunner().invoke(main, ["run", "--help"], prog_name="kubesched").output
+    assert "Usage: kubesched run" in help_text
+    rows = [line for line in guide.splitlines() if line.startswith("| `-")]
+    documented: dict[str, str] = {}
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        names = re.findall(r"`(--?[a-z][a-z-]*)", cells[0])
+        defaults = re.findall(r"`([^`]*)`", cells[1]) or [""]
+        for i, name in enumerate(names):
+            documented[name] = defaults[min(i, len(defaults) - 1)] if len(defaults) == len(names) else defaults[0]
+    flags = run_flags()
+    assert set(documented) == set(flags) - {"-h", "--help"}, "the guide's flag tables and `kubesched run --help` differ"
+    assert all(re.search(rf"(^|[\s,]){re.escape(name)}[\s,=]", help_text, re.M) for name in documented)
+    for name, default in flags.items():
+        if default and name in documented:
+            assert documented[name] == default, f"{name}: the guide says {documented[name]!r}, --help {default!r}"

@@ -17,8 +17,11 @@ import yaml
 from kubesched.cluster.apiserver import LocalApiServer
 from kubesched.cluster.live import API_CALLS, ApiCall, ApiClient, ClusterConfig, LiveCluster
 from kubesched.config import default_configuration
-from kubesched.live.runner import run_scheduler
-from kubesched.objects import load_manifests
+from kubesched.config.loader import parse_config
+from kubesched.framework import Code, CycleState, Status
+from kubesched.live.runner import LiveScheduler, run_scheduler
+from kubesched.objects import Pod, load_manifests
+from kubesched.plugins.registry import REGISTRY
 from kubesched.simulation import Simulator
 
 from .apihelpers import (
@@ -210,7 +213,7 @@ def test_api_errors_and_slowness_are_retried(api: LocalApiServer) -> None:
     with live_scheduler(api) as sched:
         wait_until(lambda: all_bound(api), timeout=15, what="every pod bound")
         assert sched.stats.bind_failures == 3
-        assert len(events(api, "Scheduled")) == 4
+        wait_until(lambda: len(events(api, "Scheduled")) == 4, what="four Scheduled events")
     failed_binds = api.calls("create", "pods", "binding", 500)
     assert len(failed_binds) == 3
     _no_pod_bound_twice(api)
@@ -277,6 +280,53 @@ def test_api_server_restart(api: LocalApiServer, keep_state: bool) -> None:
     _no_pod_bound_twice(api)
 
 
+class Gate:
+    """A Permit plugin holding pods named gated-* until allowed (30 s timeout)."""
+
+    name = "Gate"
+
+    def events_to_register(self) -> list[Any]:
+        return []
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        if pod.name.startswith("gated"):
+            return Status(Code.WAIT, ("waiting for the gate",)), 30.0
+        return None, 0.0
+
+
+def test_a_pod_waiting_at_permit_does_not_block_the_next_pods(api: LocalApiServer) -> None:
+    config = parse_config({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": {"permit": {"enabled": [{"name": "Gate"}]}}}]})
+    api.create(node("n1"))
+    api.create(pod("gated-1"))
+    client = ApiClient(ClusterConfig(server=api.url), qps=0)
+    sched = LiveScheduler(config, LiveCluster(client, options=FAST), registry={**REGISTRY, "Gate": lambda a, h: Gate()})
+    try:
+        sched.start_loop()
+        fwk = sched.profiles["default-scheduler"]
+
+        def waiting() -> Any:
+            with sched.lock:
+                return next(iter(fwk.handle.iterate_over_waiting_pods()), None)
+
+        wp = wait_until(waiting, what="gated-1 waiting at Permit")
+        api.create(pod("free"))
+        wait_until(lambda: placements(api).get("free") == "n1", what="free bound while gated-1 waits")
+        assert placements(api)["gated-1"] == ""
+        with sched.lock:
+            wp.allow("Gate")
+        wait_until(lambda: placements(api).get("gated-1") == "n1", what="gated-1 bound once allowed")
+        # A pod still waiting when the scheduler stops is rejected, not waited for.
+        api.create(pod("gated-2"))
+        wait_until(waiting, what="gated-2 waiting")
+    finally:
+        sched.stop(timeout=5)
+        client.close()
+    assert placements(api)["gated-2"] == ""
+    _no_pod_bound_twice(api)
+
+
 # ------------------------------------------------------------------------------------ entry point, calls
 def test_run_scheduler_waits_for_leadership_and_returns_when_it_is_lost(api: LocalApiServer) -> None:
     api.create(node("n1"))
@@ -287,8 +337,10 @@ def test_run_scheduler_waits_for_leadership_and_returns_when_it_is_lost(api: Loc
     client = ApiClient(ClusterConfig(server=api.url), qps=0)
     cluster = LiveCluster(client, options=FAST)
     out: list[Any] = []
+    serving = pytest.importorskip("kubesched.live.serving")
+    metrics = serving.SchedulerMetrics()
     t = threading.Thread(target=lambda: out.append(run_scheduler(
-        default_configuration(), cluster, stop, leading.is_set, on_synced=synced.set)))
+        default_configuration(), cluster, stop, leading.is_set, on_synced=synced.set, metrics=metrics)))
     t.start()
     try:
         assert synced.wait(5)
@@ -301,6 +353,8 @@ def test_run_scheduler_waits_for_leadership_and_returns_when_it_is_lost(api: Loc
         t.join(5)
         assert not t.is_alive()
         assert out[0].reason == "lost-leadership" and out[0].stats.attempts["scheduled"] == 1
+        text = metrics.render().decode()
+        assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1.0' in text
     finally:
         stop.set()
         t.join(5)
@@ -321,6 +375,6 @@ def test_every_api_call_is_declared_and_covered_by_the_rbac_table(api: LocalApiS
     assert made <= set(API_CALLS), made - set(API_CALLS)
     assert {c.verb for c in made} >= {"list", "watch", "create", "patch", "delete"}
     rbac = pytest.importorskip("kubesched.live.api_calls")
-    granted = {(c.verb, c.group, c.resource.resource, c.subresource) for c in rbac.API_CALLS}
+    granted = {(c.verb, c.group, c.resource.plural, c.subresource) for c in rbac.API_CALLS}
     missing = [c for c in API_CALLS if dataclasses.astuple(c) not in granted]
     assert not missing, f"calls of kubesched.cluster.live missing from kubesched.live.api_calls: {missing}"

@@ -1,0 +1,27 @@
+"""``kubesched bench --workload live`` at a tiny size: every pod bound once, through the API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kubesched.cli import main
+from kubesched.live.bench import run_live_bench
+
+
+@pytest.mark.parametrize("subprocess", [True, False], ids=["API server in a child process",
+                                                            "API server in a thread"])
+def test_live_bench_binds_every_pod(subprocess: bool) -> None:
+    res = run_live_bench(4, 12, subprocess=subprocess)
+    assert res.ok, res.problems
+    assert res.bound == 12 and res.pods_per_second > 0
+    assert res.api_requests >= 4 + 12 * 2  # nodes and pods created, pods bound
+
+
+def test_bench_live_flag_on_the_command_line() -> None:
+    out = CliRunner().invoke(main, ["bench", "--live", "--nodes", "3", "--pods", "5", "-o", "json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["workload"] == "live" and data["bound"] == 5 and data["problems"] == []

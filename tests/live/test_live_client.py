@@ -1,0 +1,275 @@
+"""The live client: kubeconfig and in-cluster configuration, credentials (tokens, token
+files, exec plugins, client certificates over TLS), rate limiting, the declared-calls check,
+the informer's relist diff and the event recorder's spam filter."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from kubesched.cluster.apiserver import LocalApiServer
+from kubesched.cluster.live import (
+    ApiClient,
+    Backoff,
+    Change,
+    ClusterConfig,
+    EventRecorder,
+    Informer,
+    LiveCluster,
+    TokenBucket,
+    in_cluster_config,
+    load_cluster_config,
+    load_kubeconfig,
+)
+from kubesched.cluster.resources import RESOURCES
+from kubesched.config.types import ClientConnection
+from kubesched.errors import ApiError, ConfigError, KubeschedError
+from kubesched.objects.parse import parse_pod
+
+from .apihelpers import make_pki, node, pod, wait_until
+
+
+def _kubeconfig(path: Path, *, cluster: dict[str, Any], user: dict[str, Any], context: str = "ctx",
+                namespace: str | None = None, extra_contexts: list[dict[str, Any]] | None = None) -> Path:
+    ctx: dict[str, Any] = {"cluster": "c", "user": "u"}
+    if namespace:
+        ctx["namespace"] = namespace
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": context,
+           "clusters": [{"name": "c", "cluster": cluster}], "users": [{"name": "u", "user": user}],
+           "contexts": [{"name": context, "context": ctx}, *(extra_contexts or [])]}
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+# ------------------------------------------------------------------------------------ configuration
+def test_kubeconfig_with_a_token_and_relative_paths(tmp_path: Path) -> None:
+    (tmp_path / "certs").mkdir()
+    cfg_file = _kubeconfig(tmp_path / "config", cluster={"server": "https://k8s.example:6443/",
+                                                         "certificate-authority": "certs/ca.crt",
+                                                         "tls-server-name": "kubernetes"},
+                           user={"tokenFile": "certs/token"}, namespace="sched")
+    cfg = load_kubeconfig(str(cfg_file))
+    assert cfg.server == "https://k8s.example:6443"
+    assert cfg.ca_file == str(tmp_path / "certs" / "ca.crt") and cfg.token_file == str(tmp_path / "certs" / "token")
+    assert cfg.tls_server_name == "kubernetes" and cfg.namespace == "sched"
+
+
+def test_kubeconfig_contexts_data_fields_and_merging(tmp_path: Path) -> None:
+    cert = base64.b64encode(b"CERT").decode()
+    first = _kubeconfig(tmp_path / "a", cluster={"server": "https://a", "insecure-skip-tls-verify": True},
+                        user={"token": "tok", "client-certificate-data": cert, "client-key-data": cert},
+                        extra_contexts=[{"name": "other", "context": {"cluster": "c", "user": "missing"}}])
+    second = tmp_path / "b"
+    second.write_text(yaml.safe_dump({"current-context": "ignored", "clusters": [
+        {"name": "c", "cluster": {"server": "https://b"}}, {"name": "d", "cluster": {"server": "https://d"}}],
+        "contexts": [{"name": "dctx", "context": {"cluster": "d"}}]}))
+    merged = f"{first}:{second}"
+    cfg = load_kubeconfig(merged)
+    assert cfg.server == "https://a" and cfg.insecure and cfg.token == "tok"
+    assert cfg.cert_data == b"CERT" and cfg.key_data == b"CERT"
+    assert load_kubeconfig(merged, context="dctx").server == "https://d"
+    with pytest.raises(ConfigError, match="user 'missing'"):
+        load_kubeconfig(merged, context="other")
+    with pytest.raises(ConfigError, match="context 'nope' not found"):
+        load_kubeconfig(merged, context="nope")
+
+
+def test_in_cluster_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "token").write_text("sa-token\n")
+    (tmp_path / "ca.crt").write_text("CA")
+    (tmp_path / "namespace").write_text("kube-system")
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    cfg = in_cluster_config(str(tmp_path))
+    assert cfg.server == "https://[fd00::1]:443" and cfg.token_file == str(tmp_path / "token")
+    assert cfg.ca_file == str(tmp_path / "ca.crt") and cfg.namespace == "kube-system"
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    with pytest.raises(ConfigError, match="KUBERNETES_SERVICE_HOST"):
+        in_cluster_config(str(tmp_path))
+
+
+def test_configuration_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    explicit = _kubeconfig(tmp_path / "explicit", cluster={"server": "https://explicit"}, user={})
+    env = _kubeconfig(tmp_path / "env", cluster={"server": "https://env"}, user={})
+    home = tmp_path / "home"
+    (home / ".kube").mkdir(parents=True)
+    _kubeconfig(home / ".kube" / "config", cluster={"server": "https://home"}, user={})
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(env))
+    assert load_cluster_config(str(explicit)).server == "https://explicit"
+    assert load_cluster_config().server == "https://env"
+    assert load_cluster_config(master="https://override").server == "https://override"
+    with ApiClient.for_client_connection(ClientConnection(kubeconfig=str(explicit), qps=7, burst=9)) as c:
+        assert c.config.server == "https://explicit" and (c.limiter.qps, c.limiter.burst) == (7.0, 9)
+    monkeypatch.delenv("KUBECONFIG")
+    assert load_cluster_config().server == "https://home"
+    monkeypatch.setenv("HOME", str(tmp_path / "nowhere"))
+    with pytest.raises(ConfigError, match="no cluster configuration"):
+        load_cluster_config()
+
+
+# ------------------------------------------------------------------------------------ credentials
+def _capture(client: ApiClient) -> list[httpx.Request]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": []})
+
+    client._http = httpx.Client(base_url=client.config.server, transport=httpx.MockTransport(handler))  # noqa: SLF001
+    return seen
+
+
+def test_token_file_is_reread_when_it_rotates(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("one")
+    client = ApiClient(ClusterConfig(server="http://api", token_file=str(token)), qps=0)
+    seen = _capture(client)
+    client.list("pods")
+    token.write_text("two")
+    import os
+
+    os.utime(token, (1, 1))  # a new mtime, as a rotated projected token has
+    client.list("pods")
+    assert [r.headers["Authorization"] for r in seen] == ["Bearer one", "Bearer two"]
+    assert seen[0].url.path == "/api/v1/pods"
+
+
+def test_exec_plugin_token(tmp_path: Path) -> None:
+    script = tmp_path / "cred.py"
+    script.write_text("import json, os\n"
+                      "info = json.loads(os.environ['KUBERNETES_EXEC_INFO'])\n"
+                      "print(json.dumps({'apiVersion': info['apiVersion'], 'kind': 'ExecCredential', "
+                      "'status': {'token': 'exec-' + os.environ['SUFFIX']}}))\n")
+    cfg_file = _kubeconfig(tmp_path / "config", cluster={"server": "http://api"}, user={"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable, "args": [str(script)],
+        "env": [{"name": "SUFFIX", "value": "abc"}]}})
+    client = ApiClient(load_kubeconfig(str(cfg_file)), qps=0)
+    seen = _capture(client)
+    client.list("nodes")
+    client.list("nodes")
+    assert [r.headers["Authorization"] for r in seen] == ["Bearer exec-abc"] * 2
+
+
+def test_tls_with_client_certificates_from_kubeconfig_data(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path)
+    with LocalApiServer(certfile=pki["server"], keyfile=pki["server_key"], client_ca=pki["ca"]) as api:
+        api.create(node("n1"))
+
+        def b64(name: str) -> str:
+            return base64.b64encode(pki[f"{name}_pem"]).decode()
+
+        cfg_file = _kubeconfig(tmp_path / "config", cluster={"server": api.url, "certificate-authority-data": b64("ca")},
+                               user={"client-certificate-data": b64("client"), "client-key-data": b64("client_key")})
+        with ApiClient(load_kubeconfig(str(cfg_file)), qps=0) as client:
+            items, rv = client.list("nodes")
+            assert [i["metadata"]["name"] for i in items] == ["n1"] and items[0]["kind"] == "Node" and rv
+        no_cert = ClusterConfig(server=api.url, ca_file=pki["ca"])
+        with ApiClient(no_cert, qps=0) as client, pytest.raises(ApiError):
+            client.list("nodes")
+        untrusted = ClusterConfig(server=api.url)
+        with ApiClient(untrusted, qps=0) as client, pytest.raises(ApiError, match="CERTIFICATE_VERIFY_FAILED"):
+            client.list("nodes")
+
+
+# ------------------------------------------------------------------------------------ client behaviour
+def test_token_bucket_allows_a_burst_then_paces() -> None:
+    now = [0.0]
+    slept: list[float] = []
+    bucket = TokenBucket(10.0, 3, clock=lambda: now[0], sleep=slept.append)
+    waits = [bucket.acquire() for _ in range(5)]
+    assert waits[:3] == [0.0, 0.0, 0.0]
+    assert waits[3] == pytest.approx(0.1) and waits[4] == pytest.approx(0.2)
+    now[0] = 10.0
+    assert bucket.acquire() == 0.0
+    assert TokenBucket(0, 1).acquire() == 0.0  # qps <= 0: unlimited
+
+
+def test_undeclared_calls_are_refused() -> None:
+    client = ApiClient(ClusterConfig(server="http://api"), qps=0)
+    _capture(client)
+    with pytest.raises(KubeschedError, match="undeclared API call"):
+        client.request("get", "pods", namespace="default", name="p")
+    with pytest.raises(KubeschedError, match="undeclared API call"):
+        client.request("update", "nodes", name="n1", body={})
+
+
+def test_api_errors_carry_the_status() -> None:
+    with LocalApiServer() as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        created = api.create(pod("p", node_name="n1"))
+        with pytest.raises(ApiError) as e:
+            client.request("create", "pods", namespace="default", name="p", subresource="binding",
+                           body={"target": {"kind": "Node", "name": "n2"}})
+        assert e.value.status == 409 and "already assigned" in str(e.value)
+        cluster = LiveCluster(client)
+        victim = parse_pod({**created, "metadata": {**created["metadata"], "uid": "not-the-uid"}})
+        with pytest.raises(ApiError) as e:
+            cluster.delete_pod(victim)
+        assert e.value.status == 409 and "Precondition failed: UID in precondition: not-the-uid" in str(e.value)
+
+
+# ------------------------------------------------------------------------------------ informer
+def test_a_relist_delivers_what_the_watch_missed() -> None:
+    seen: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    with LocalApiServer(bookmark_interval=0.1) as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        api.create(node("a"))
+        api.create(node("b"))
+        inf = Informer(client, RESOURCES["nodes"], lock=lock, backoff=Backoff(0.02, 0.1),
+                       on_change=lambda action, old, new: seen.append((action, (new or old).meta.name)))
+        inf.start()
+        try:
+            assert inf.synced.wait(5)
+            api.create(node("c"))
+            wait_until(lambda: ("add", "c") in seen, what="the watched add")
+            api.restart(keep_state=False)  # everything is gone; the old revision is too old
+            api.create(node("b"))
+            wait_until(lambda: inf.relists >= 1 and sorted(inf.store) == [("", "b")], what="the relist")
+            # b was recreated (a new object: an update for the store), a and c were deleted.
+            assert seen[:3] == [("add", "a"), ("add", "b"), ("add", "c")]
+            assert sorted(seen[3:]) == [("delete", "a"), ("delete", "c"), ("update", "b")]
+            assert inf.resource_version == str(api.store.rv) or int(inf.resource_version) <= api.store.rv
+        finally:
+            inf.stop()
+
+
+def test_the_pod_split_follows_binding_and_deletion() -> None:
+    changes: list[Change] = []
+    with LocalApiServer(bookmark_interval=0.1) as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        cluster = LiveCluster(client, scheduler_names=["default-scheduler"])
+        api.create(pod("ours"))
+        api.create(pod("theirs", scheduler="other"))
+        cluster.start(lambda c: changes.append(c) if c.resource.startswith("pods") else None, threading.Lock())
+        try:
+            assert cluster.wait_for_sync(5)
+            api.bind("default", "ours", "n1")
+            api.delete("pods", "ours", "default", {"gracePeriodSeconds": 0})
+            wait_until(lambda: len(changes) >= 4, what="four changes")
+            got = [(c.resource, c.action, (c.new or c.old).name, c.new is not None) for c in changes]
+            assert got == [("pods/pending", "add", "ours", True), ("pods/assigned", "add", "ours", True),
+                           ("pods/pending", "delete", "ours", True), ("pods/assigned", "delete", "ours", False)]
+        finally:
+            cluster.stop()
+
+
+def test_event_recorder_limits_each_object() -> None:
+    with LocalApiServer() as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        rec = EventRecorder(client, burst=2)
+        p = parse_pod(api.create(pod("p")))
+        sent = [rec.event(p, None, "Warning", "FailedScheduling", "Scheduling", f"try {i}") for i in range(4)]
+        rec.stop()
+        assert sent == [True, True, False, False]
+        evs = api.objects("events")
+        assert [e["note"] for e in evs] == ["try 0", "try 1"] or sorted(e["note"] for e in evs) == ["try 0", "try 1"]
+        assert evs[0]["regarding"] == {"kind": "Pod", "apiVersion": "v1", "namespace": "default", "name": "p",
+                                       "uid": p.uid, "resourceVersion": p.meta.resource_version}
+        assert json.dumps(evs[0]["eventTime"]).count(".") == 1  # MicroTime
