@@ -144,6 +144,9 @@ class Scheduler:
         self._bind = bind
         self._set_nominated = set_nominated_node
         self.clock = clock
+        # Called after a successful bind with the cycle state (the simulator completes volume
+        # bindings there, as the PV controller would).
+        self.on_bound: Callable[[CycleState, Pod, str], None] | None = None
         self.victims: list[Pod] = []  # filled by the deleter during a cycle
         self._rows_cache: tuple[Sequence[NodeInfo], IntArray] | None = None
         self.extenders: tuple[Extender, ...] = tuple(extenders)
@@ -541,6 +544,8 @@ class Scheduler:
             # plugins (so the pod backs off) and the status message as the event.
             return self._fail_after_assume(attempt, s, fit_error=False)
         self.cache.finish_binding(assumed)
+        if self.on_bound is not None:
+            self.on_bound(state, assumed, host)
         fwk.run_post_bind_plugins(state, assumed, host)
         attempt.outcome = "Scheduled"
         attempt.node = host

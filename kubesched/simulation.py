@@ -21,12 +21,14 @@ from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
+from kubesched.cluster.pvcontroller import complete_volume_bindings
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.errors import ApiError
 from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
-from kubesched.framework import PodInfo, QueuedPodInfo
+from kubesched.framework import CycleState, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod
 from kubesched.plugins.registry import REGISTRY, Factory
+from kubesched.plugins.volumebinding import pending_volume_bindings
 from kubesched.scheduler import EXTENDER_SCORE_PREFIX, Attempt, Scheduler
 
 MAX_ATTEMPTS = 3
@@ -100,6 +102,7 @@ class Simulator:
         self.nominator = QueueNominator(pod_lister=self.objects.pod)
         self.current: dict[str, Pod] = {p.uid: p for p in objs.pods}
         self.deleted: set[str] = set()
+        self.volume_changes: list[str] = []  # what the PV controller did (claims bound, PVs provisioned)
         self._time = objs.latest_timestamp
         self.profiles: dict[str, Framework] = {}
         reg = registry if registry is not None else REGISTRY
@@ -123,6 +126,7 @@ class Simulator:
             set_nominated_node=self._set_nominated, clock=lambda: self._time,
             extenders=self.extenders, bind=self._bind,
         )
+        self.scheduler.on_bound = self._complete_volume_bindings
 
     def close(self) -> None:
         """Close the extenders' HTTP clients."""
@@ -147,6 +151,21 @@ class Simulator:
         bound = dataclasses.replace(cur or pod, node_name=node, nominated_node_name="", start_time=pod.start_time)
         self.current[pod.uid] = bound
         self.objects.set_pod(bound)
+
+    def _complete_volume_bindings(self, state: CycleState, pod: Pod, node: str) -> None:
+        """The PV controller's part after VolumeBinding's PreBind (kubesched.cluster.pvcontroller)."""
+        pending = pending_volume_bindings(state)
+        ni = self.cache.node_infos.get(node)
+        if pending is None or ni is None or ni.node is None:
+            return
+        static = [(b.pvc, b.pv) for b in pending.static_bindings]
+        if static or pending.dynamic_provisions:
+            self.volume_changes.extend(complete_volume_bindings(self.objects, ni.node, static,
+                                                                pending.dynamic_provisions))
+            self.on_volumes_bound()
+
+    def on_volumes_bound(self) -> None:
+        """Hook for the timeline (cluster events for the bound claims)."""
 
     def _delete(self, victim: Pod, reason: str) -> None:
         """Preemption deletes a victim at once (the trace procedure: no graceful termination)."""

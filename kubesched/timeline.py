@@ -176,6 +176,12 @@ class TimelineSimulator(Simulator):
         grace = max(terminating.termination_grace_period_seconds, 0)
         self._at(now + grace, lambda: self._victim_gone(terminating))
 
+    def on_volumes_bound(self) -> None:
+        # The PV controller's updates: PVs bound or provisioned, claims bound.
+        self._changes += 1
+        self.queue.move_all_to_active_or_backoff_queue(events.PV_UPDATE)
+        self.queue.move_all_to_active_or_backoff_queue(events.PVC_UPDATE)
+
     def _victim_updated(self, old: Pod, new: Pod) -> None:
         self._count_moves(self.queue.assigned_pod_updated(old, new))
 
