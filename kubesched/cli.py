@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 from rich.console import Console
@@ -89,19 +89,33 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
                    "are loaded too.")
 @click.option("--explain", "explain", metavar="NAMESPACE/POD",
               help="Also print, for this pod, every node x plugin: filter verdict and reason, weighted scores, total.")
+@click.option("--ignore-unknown-kinds", "ignore_unknown_kinds", is_flag=True,
+              help="Skip (and report) objects of kinds kubesched does not know, such as custom resources, instead "
+                   "of failing. Known kinds irrelevant to scheduling (ConfigMap, Secret, RBAC, Events, ...) are "
+                   "always skipped and reported.")
+@click.option("--controllers", "controllers", type=click.Choice(["auto", "all", "none"]), default="auto",
+              show_default=True,
+              help="Which workload controllers lacking their pods get the pods their controller would create, as "
+                   "pending pods. auto: Deployments, DaemonSets and Jobs always; ReplicaSets, StatefulSets and "
+                   "ReplicationControllers only when the input shows controllers at work (a Deployment, "
+                   "DaemonSet, Job or CronJob, or an object with a controller ownerReference). all: every one. "
+                   "none: objects are read as written.")
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
-             timeline: bool = False) -> None:
-    """Schedule every pending pod found in PATHS (manifests, directories or List dumps)."""
+             timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str = "auto") -> None:
+    """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
+    the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
     from kubesched._runtime.registry import full_registry
     from kubesched.objects import load_manifests
+    from kubesched.objects.manifests import Controllers
     from kubesched.simulation import Simulator
     from kubesched.timeline import TimelineResult, TimelineSimulator
 
     registry = full_registry(plugins)
     cfg = _load_config(config, policy)
-    objs = load_manifests(paths)
+    objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
+                          controllers=cast(Controllers, controllers))
     if deterministic:
         result = Simulator(objs, cfg, deterministic=True, seed=seed, registry=registry).run()
     else:
@@ -126,6 +140,12 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             "preempted": result.deleted,
             "skipped": result.skipped,
             "steps": [s for s in result.trace()["steps"]],
+            "ignored": [{"file": i.file, "document": i.document, "kind": i.kind, "name": i.name,
+                         "apiVersion": i.api_version, "known": i.known} for i in objs.ignored],
+            "generated": objs.generated,
+            "generatedObjects": objs.generated_objects,
+            "notExpanded": objs.not_expanded,
+            "notes": objs.notes,
         }
         if timed is not None:
             out["pending"] = timed.pending
@@ -136,6 +156,8 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
         click.echo(json.dumps(out, indent=1))
         return
     console = Console()
+    for line in load_summary(objs):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     table = Table(title=f"kubesched simulate: {len(objs.nodes)} nodes, {len(last)} pods scheduled or attempted")
     table.add_column("pod")
     table.add_column("node")
@@ -167,6 +189,42 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     bound = sum(1 for s in last.values() if s.attempt.outcome == "Scheduled")
     console.print(f"{bound} bound, {len(last) - bound} unschedulable, {len(result.skipped)} not attempted, "
                   f"{len(result.deleted)} preempted")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _counted(items: list[str], limit: int = 10) -> str:
+    """"3 ConfigMap, 2 Secret": most frequent first, then by name; the tail summarized."""
+    from collections import Counter
+
+    counts = sorted(Counter(items).items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{n} {what}" for what, n in counts[:limit]]
+    if len(counts) > limit:
+        parts.append(f"{sum(n for _, n in counts[limit:])} more of {len(counts) - limit} other kinds")
+    return ", ".join(parts)
+
+
+def load_summary(objs: Any) -> list[str]:
+    """The lines `simulate` prints about what it read: objects skipped, pods synthesized."""
+    lines: list[str] = []
+    if objs.ignored:
+        kinds = [i.kind if i.known else f"{i.kind} (unknown kind)" for i in objs.ignored]
+        lines.append(f"ignored {_plural(len(objs.ignored), 'object')}: {_counted(kinds)}")
+    if objs.generated:
+        n = sum(len(pods) for pods in objs.generated.values())
+        shown = [f"{key} ({len(pods)})" for key, pods in list(objs.generated.items())[:5]]
+        if len(objs.generated) > 5:
+            shown.append(f"{len(objs.generated) - 5} more")
+        lines.append(f"generated {_plural(n, 'pod')} from {_plural(len(objs.generated), 'controller')}: "
+                     f"{', '.join(shown)}")
+    if objs.not_expanded:
+        more = f", {len(objs.not_expanded) - 5} more" if len(objs.not_expanded) > 5 else ""
+        lines.append(f"read as written, without the pods their controller would create (--controllers all creates "
+                     f"them): {', '.join(objs.not_expanded[:5])}{more}")
+    lines.extend(f"note: {n}" for n in objs.notes)
+    return lines
 
 
 def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> None:

@@ -63,8 +63,8 @@ MANIFEST_CASES = [
     ),
     (
         "an unknown kind names the kind field",
-        NODE + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
-        "document 1: kind: unsupported kind 'Deployment' (supported: CSIDriver, ",
+        NODE + "---\napiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: d}\n",
+        "document 1: kind: unsupported kind 'Deploymnet' (supported: CSIDriver, ",
     ),
     (
         "a missing kind names the kind field",

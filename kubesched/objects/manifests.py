@@ -8,21 +8,33 @@ Admission applied to every pod, as a cluster would have done on create:
 - creationTimestamp defaulting for manifests without one (2024-01-01T00:00:00Z + (i+1) s, i =
   index among Pod documents), and startTime = creationTimestamp for running pods.
 - Every namespace used exists, labelled kubernetes.io/metadata.name.
+
+Kinds (kubesched.objects.kinds): the kinds of ``PARSERS`` are read; kinds that exist in
+every cluster but never matter to scheduling (ConfigMap, Secret, RBAC, Events, ...) are
+skipped and listed in ``ClusterObjects.ignored``; any other kind is an error naming file,
+document and kind, unless ``ignore_unknown_kinds`` (then it is listed too).
+
+Workload controllers (kubesched.objects.workloads): a Deployment, DaemonSet, Job,
+ReplicaSet, StatefulSet or ReplicationController whose pods the input lacks gets the pods its
+controller would create, as pending pods, at the controller's place in document order (they
+count as Pod documents there for creationTimestamp defaulting, unless the controller has a
+creationTimestamp: then they are created 1 s after it and after the input's latest
+timestamp, the controller syncing "now") and admitted like Pod documents.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import yaml
 
 from kubesched.errors import FieldError, ManifestError
+from kubesched.objects.kinds import api_group, is_ignored_kind
 from kubesched.objects.model import (
     CSIDriver,
     CSINode,
@@ -40,6 +52,15 @@ from kubesched.objects.model import (
     Workload,
 )
 from kubesched.objects.parse import PARSERS
+from kubesched.objects.workloads import (
+    CONTROLLER_KINDS,
+    NEW_CONTROLLER_KINDS,
+    Expansion,
+    Inventory,
+    controller_key,
+    expand,
+    object_uid,
+)
 
 try:  # PyYAML's C loader is an order of magnitude faster on large dumps.
     _Loader: Any = yaml.CSafeLoader
@@ -61,6 +82,21 @@ class Source:
     document: int
 
 
+class IgnoredObject(NamedTuple):
+    """An object the loader skipped: where it was, its kind and ``namespace/name``."""
+
+    file: str
+    document: int
+    kind: str
+    name: str
+    api_version: str = ""
+    known: bool = True  # False: an unknown kind, skipped because ignore_unknown_kinds
+
+
+# Which controllers get the pods they lack (load_manifests' ``controllers``).
+Controllers = Literal["auto", "all", "none"]
+
+
 @dataclass(slots=True)
 class ClusterObjects:
     """Everything read from the manifests, in document order."""
@@ -77,6 +113,17 @@ class ClusterObjects:
     services: list[Service] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    # Deployments, DaemonSets and Jobs (ReplicaSets, StatefulSets and RCs are in workloads).
+    controllers: list[Workload] = field(default_factory=list)
+    ignored: list[IgnoredObject] = field(default_factory=list)
+    # Controller ("Deployment default/web") -> keys of the pods synthesized for it, and the
+    # other objects synthesized ("ReplicaSet default/web-5d8c7b9f6", PVCs of StatefulSets).
+    generated: dict[str, list[str]] = field(default_factory=dict)
+    generated_objects: list[str] = field(default_factory=list)
+    # Controllers left without the pods they lack (controllers="auto": see load_manifests).
+    not_expanded: list[str] = field(default_factory=list)
+    # Things accepted but worth telling the user (e.g. an admitted pod naming a missing class).
+    notes: list[str] = field(default_factory=list)
     sources: dict[int, Source] = field(default_factory=dict)  # id(obj) -> source
     # Latest creationTimestamp/startTime of any pod after defaulting (the trace's T).
     latest_timestamp: float = 0.0
@@ -99,6 +146,9 @@ _LIST_FOR_KIND = {
     "ReplicaSet": "workloads",
     "StatefulSet": "workloads",
     "ReplicationController": "workloads",
+    "Deployment": "controllers",
+    "DaemonSet": "controllers",
+    "Job": "controllers",
     "Namespace": "namespaces",
 }
 
@@ -176,11 +226,32 @@ def _expand(doc: Any, file: str, index: int) -> list[tuple[Mapping[str, Any], st
     return [(doc, "")]
 
 
-def load_manifests(paths: Iterable[str | os.PathLike[str]]) -> ClusterObjects:
-    """Read every manifest under ``paths``; raise ManifestError naming file, document, field."""
+def _ignored(raw: Mapping[str, Any], file: str, index: int, kind: str, known: bool) -> IgnoredObject:
+    md = raw.get("metadata")
+    md = md if isinstance(md, Mapping) else {}
+    name = md.get("name") or md.get("generateName") or ""
+    ns = md.get("namespace") or ""
+    api_version = raw.get("apiVersion")
+    return IgnoredObject(file, index, kind, f"{ns}/{name}" if ns else str(name),
+                         api_version if isinstance(api_version, str) else "", known)
+
+
+def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_kinds: bool = False,
+                   controllers: Controllers = "auto") -> ClusterObjects:
+    """Read every manifest under ``paths``; raise ManifestError naming file, document, field.
+
+    ``controllers`` chooses which workload controllers lacking pods get them:
+    ``"all"``; ``"none"`` (objects are read as written); ``"auto"``: Deployments,
+    DaemonSets and Jobs always, ReplicaSets, StatefulSets and ReplicationControllers only
+    when the input shows controllers at work (a Deployment, DaemonSet, Job or CronJob, or an
+    object with a controller ownerReference). Without that, a ReplicaSet, StatefulSet or RC
+    only carries a selector for default topology spreading, as in the conformance corpus'
+    format; those left without their pods are listed in ``not_expanded``."""
     objs = ClusterObjects()
-    pod_sources: list[tuple[Pod, Source, str]] = []
+    # Pods and controllers in document order: where synthesized pods go.
+    slots: list[tuple[Pod | Workload, Source, str]] = []
     seen: dict[tuple[str, str, str], Source] = {}
+    controllers_at_work = False
     for path in _files(paths):
         file = str(path)
         for index, doc in enumerate(_documents(path)):
@@ -188,12 +259,31 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]]) -> ClusterObjects:
                 kind = raw.get("kind")
                 if not kind:
                     raise ManifestError(file, index, f"{prefix}kind", "Required value: kind is missing")
-                if not isinstance(kind, str) or kind not in PARSERS:
-                    raise ManifestError(file, index, f"{prefix}kind", f"unsupported kind {kind!r} (supported: {', '.join(sorted(PARSERS))})")
-                versions, parser = PARSERS[kind]
                 api_version = raw.get("apiVersion")
-                if api_version not in versions:
-                    raise ManifestError(file, index, f"{prefix}apiVersion", f"unsupported apiVersion {api_version!r} for kind {kind} (expected {' or '.join(versions)})")
+                known = isinstance(kind, str) and kind in PARSERS
+                if known:
+                    versions = PARSERS[kind][0]
+                    if api_version not in versions:
+                        # A kind of the same name in another group is a custom resource.
+                        other_group = api_group(api_version) not in {api_group(v) for v in versions}
+                        if not (other_group and ignore_unknown_kinds):
+                            raise ManifestError(file, index, f"{prefix}apiVersion",
+                                                f"unsupported apiVersion {api_version!r} for kind {kind} "
+                                                f"(expected {' or '.join(versions)})")
+                        known = False
+                if not known:
+                    if isinstance(kind, str) and is_ignored_kind(api_version, kind):
+                        objs.ignored.append(_ignored(raw, file, index, kind, True))
+                        controllers_at_work |= kind == "CronJob"
+                        continue
+                    if isinstance(kind, str) and ignore_unknown_kinds:
+                        objs.ignored.append(_ignored(raw, file, index, kind, False))
+                        continue
+                    hint = "; --ignore-unknown-kinds skips it" if isinstance(kind, str) else ""
+                    raise ManifestError(file, index, f"{prefix}kind",
+                                        f"unsupported kind {kind!r} (supported: {', '.join(sorted(PARSERS))}{hint})")
+                assert isinstance(kind, str)
+                parser = PARSERS[kind][1]
                 try:
                     obj = parser(raw)
                 except FieldError as e:
@@ -206,15 +296,63 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]]) -> ClusterObjects:
                 seen[key] = src
                 getattr(objs, _LIST_FOR_KIND[kind]).append(obj)
                 objs.sources[id(obj)] = src
-                if kind == "Pod":
-                    pod_sources.append((obj, src, prefix))
+                if kind == "Pod" or kind in CONTROLLER_KINDS:
+                    slots.append((obj, src, prefix))
+                controllers_at_work |= kind in NEW_CONTROLLER_KINDS or obj.meta.controller_ref() is not None
+    expansions = _expand_controllers(objs, slots, controllers, controllers_at_work)
+    pod_sources: list[tuple[Pod, Source, str]] = []
+    for obj, src, prefix in slots:
+        if isinstance(obj, Pod):
+            pod_sources.append((obj, src, prefix))
+        elif id(obj) in expansions:
+            pod_sources.extend((p, src, f"{prefix}spec.template.") for p in expansions[id(obj)].pods)
+    objs.pods = [p for p, _, _ in pod_sources]
     _admit(objs, pod_sources)
     return objs
 
 
-def _uid(kind: str, namespace: str, name: str) -> str:
-    h = hashlib.sha1(f"{kind}/{namespace}/{name}".encode()).hexdigest()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+def _expand_controllers(objs: ClusterObjects, slots: list[tuple[Pod | Workload, Source, str]],
+                        mode: Controllers, controllers_at_work: bool) -> dict[int, Expansion]:
+    """Run each controller lacking pods once (kubesched.objects.workloads), in document
+    order; record what was synthesized. Returns id(controller) -> its expansion."""
+    out: dict[int, Expansion] = {}
+    if mode == "none":
+        return out
+    metas = [n.meta for n in objs.nodes] + [w.meta for w in (*objs.workloads, *objs.controllers)]
+    metas += [p.meta for p in objs.pods]
+    stamps = [t for t in (*(m.creation_timestamp for m in metas), *(p.start_time for p in objs.pods)) if t is not None]
+    inv = Inventory.of(objs.nodes, objs.pods, objs.workloads, objs.pvcs, objs.storage_classes,
+                       now=max(stamps) if stamps else None)
+    for obj, src, prefix in slots:
+        if not isinstance(obj, Workload):
+            continue
+        if mode == "auto" and obj.kind not in NEW_CONTROLLER_KINDS and not controllers_at_work:
+            # Read as written; only note that its controller would have created pods.
+            try:
+                if expand(obj, inv).pods:
+                    objs.not_expanded.append(controller_key(obj))
+            except FieldError:
+                pass
+            continue
+        try:
+            exp = expand(obj, inv)
+        except FieldError as e:
+            raise ManifestError(src.file, src.document, prefix + e.path, e.message) from None
+        for rs in exp.workloads:
+            objs.workloads.append(rs)
+            objs.sources[id(rs)] = src
+            objs.generated_objects.append(f"{rs.kind} {rs.namespace}/{rs.name}")
+        for pvc in exp.pvcs:
+            objs.pvcs.append(pvc)
+            objs.sources[id(pvc)] = src
+            objs.generated_objects.append(f"PersistentVolumeClaim {pvc.namespace}/{pvc.name}")
+        if exp.pods:
+            objs.generated[controller_key(obj)] = [p.key for p in exp.pods]
+            out[id(obj)] = exp
+    return out
+
+
+_uid = object_uid
 
 
 def _check_priority_classes(objs: ClusterObjects) -> None:
@@ -239,7 +377,7 @@ def _admit(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> 
 
     # Namespaces: every one used exists (labels from a Namespace document, if any).
     known = {ns.name for ns in objs.namespaces}
-    for group in (objs.pods, objs.pvcs, objs.pdbs, objs.services, objs.workloads):
+    for group in (objs.pods, objs.pvcs, objs.pdbs, objs.services, objs.workloads, objs.controllers):
         for o in group:
             ns_name = o.meta.namespace
             if ns_name and ns_name not in known:
@@ -261,7 +399,14 @@ def _admit(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> 
         spec = pod.raw.get("spec") or {}
         explicit_priority = spec.get("priority") is not None
         explicit_policy = spec.get("preemptionPolicy") is not None
-        if class_name:
+        if class_name and class_name not in classes and explicit_priority and (pod.node_name or meta.resource_version):
+            # A pod read back from a cluster (running, or carrying a resourceVersion) was
+            # admitted when its class existed: it keeps the priority it carries (reported,
+            # never silently 0). A pod to create still needs its class, as the Priority
+            # admission plugin would demand.
+            objs.notes.append(f"{src.file}: document {src.document}: pod {pod.key} names PriorityClass {class_name} "
+                              f"which is not in the input; using its spec.priority {pod.priority}")
+        elif class_name:
             if class_name not in classes:
                 raise ManifestError(src.file, src.document, f"{prefix}spec.priorityClassName", f"no PriorityClass with name {class_name} was found")
             value, policy = classes[class_name]

@@ -672,6 +672,10 @@ PARSERS: dict[str, tuple[tuple[str, ...], Callable[[Raw], Any]]] = {
     "ReplicationController": (("v1",), parse_workload),
     "ReplicaSet": (("apps/v1",), parse_workload),
     "StatefulSet": (("apps/v1",), parse_workload),
+    # Controllers whose pods the loader synthesizes when the input lacks them (objects.workloads).
+    "Deployment": (("apps/v1",), parse_workload),
+    "DaemonSet": (("apps/v1",), parse_workload),
+    "Job": (("batch/v1",), parse_workload),
     "StorageClass": (("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), parse_storage_class),
     "CSINode": (("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), parse_csinode),
     "CSIDriver": (("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), parse_csidriver),

@@ -490,12 +490,12 @@ def test_duplicate_nodes_are_rejected(tmp_path: Path) -> None:
 LOAD_ERRORS: list[Any] = [
     (
         "an unknown kind is rejected",
-        [{"apiVersion": "v1", "kind": "Deployment", "metadata": {"name": "d"}}],
+        [{"apiVersion": "apps/v1", "kind": "Deploymnet", "metadata": {"name": "d"}}],
         0,
         "kind",
-        "unsupported kind 'Deployment' (supported: CSIDriver, CSINode, Namespace, Node, PersistentVolume, "
-        "PersistentVolumeClaim, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet, ReplicationController, Service, "
-        "StatefulSet, StorageClass)",
+        "unsupported kind 'Deploymnet' (supported: CSIDriver, CSINode, DaemonSet, Deployment, Job, Namespace, Node, "
+        "PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet, "
+        "ReplicationController, Service, StatefulSet, StorageClass; --ignore-unknown-kinds skips it)",
     ),
     (
         "a non-string kind is rejected",
@@ -606,3 +606,23 @@ def test_undecodable_file(tmp_path: Path) -> None:
         load_manifests([f])
     assert exc.value.document is None
     assert exc.value.message.startswith("cannot read: ")
+
+
+def test_a_pod_read_from_a_cluster_keeps_its_priority_when_its_class_is_missing(tmp_path: Path) -> None:
+    # Running pods in a dump were admitted when their class existed; they keep their priority
+    # and the loader says so (never silently 0).
+    f = tmp_path / "dump.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: running, namespace: default, uid: u1, resourceVersion: '7'}\n"
+                 "spec: {nodeName: n1, priorityClassName: high, priority: 1000, containers: [{name: c, image: x}]}\n")
+    objs = load_manifests([f])
+    assert objs.pods[0].priority == 1000
+    assert objs.notes == [f"{f}: document 0: pod default/running names PriorityClass high which is not in the input; "
+                          "using its spec.priority 1000"]
+
+
+def test_a_pod_to_create_naming_a_missing_class_is_still_an_error(tmp_path: Path) -> None:
+    f = tmp_path / "new.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: new, namespace: default}\n"
+                 "spec: {priorityClassName: high, priority: 1000, containers: [{name: c, image: x}]}\n")
+    with pytest.raises(ManifestError, match="no PriorityClass with name high was found"):
+        load_manifests([f])
