@@ -8,6 +8,7 @@ NodeResourcesFit scoring (noderesources/resource_allocation.go: calculatePodReso
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
@@ -130,6 +131,7 @@ def compute_pod_resources(
     return to_units(requests), saturate(nz_cpu), saturate(nz_mem), to_units(score)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_extended_resource_name(name: str) -> bool:
     """v1helper.IsExtendedResourceName: not native (has a '/', no "kubernetes.io/"), not
     ``requests.*``, and a qualified name once prefixed with ``requests.``."""
@@ -138,6 +140,7 @@ def is_extended_resource_name(name: str) -> bool:
     return _QUALIFIED.match(name) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def is_scalar_resource_name(name: str) -> bool:
     """schedutil / v1helper.IsScalarResourceName: extended, hugepages-*, prefixed native,
     attachable-volumes-*."""
