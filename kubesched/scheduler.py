@@ -147,6 +147,11 @@ class Scheduler:
         # Called after a successful bind with the cycle state (the simulator completes volume
         # bindings there, as the PV controller would).
         self.on_bound: Callable[[CycleState, Pod, str], None] | None = None
+        # Called in the binding cycle after the PreBind plugins succeeded, before Bind: live
+        # mode writes VolumeBinding's decisions to the API and waits for the PV controller
+        # there (BindPodVolumes). A non-success Status fails the binding cycle as a PreBind
+        # failure would; its message is reported as it is.
+        self.volume_binder: Callable[[CycleState, Pod, str], Status | None] | None = None
         self.victims: list[Pod] = []  # filled by the deleter during a cycle
         self._rows_cache: tuple[Sequence[NodeInfo], IntArray] | None = None
         self.extenders: tuple[Extender, ...] = tuple(extenders)
@@ -512,8 +517,9 @@ class Scheduler:
         return attempt
 
     def binding_cycle(self, attempt: Attempt) -> Attempt:
-        """bindingCycle: WaitOnPermit, PreBind, Bind (first non-Skip plugin), PostBind. Any
-        failure runs Unreserve (reverse order), forgets the assumed pod and reports.
+        """bindingCycle: WaitOnPermit, PreBind (then :attr:`volume_binder`), Bind (first
+        non-Skip plugin), PostBind. Any failure runs Unreserve (reverse order), forgets the
+        assumed pod and reports.
 
         A pod held at Permit must have been decided (allowed or rejected) before its binding
         cycle runs: the simulators run it once ``attempt.waiting.done``."""
@@ -533,6 +539,8 @@ class Scheduler:
             if not s.is_success():
                 return self._fail_after_assume(attempt, s)
         s = fwk.run_pre_bind_plugins(state, assumed, host)
+        if (s is None or s.is_success()) and self.volume_binder is not None:
+            s = self.volume_binder(state, assumed, host)
         if s is None or s.is_success():
             s = self.bind_pod(fwk, state, assumed, host)
             if s is not None and s.code == Code.SKIP:

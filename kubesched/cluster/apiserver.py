@@ -859,6 +859,11 @@ class LocalApiServer:
         """Another actor binds the pod (POST pods/binding without UID)."""
         self.store.bind(namespace, name, {"target": {"kind": "Node", "name": node}})
 
+    def update(self, plural: str, name: str, body: Mapping[str, Any], namespace: str = "", *,
+               subresource: str = "") -> Json:
+        """Replace the object as a client's PUT would (409 if its resourceVersion is stale)."""
+        return self.store.update(plural, namespace, name, body, subresource)
+
     def patch(self, plural: str, name: str, patch: Mapping[str, Any], namespace: str = "", *,
               subresource: str = "", strategic: bool = False) -> Json:
         kind = "application/strategic-merge-patch+json" if strategic else "application/merge-patch+json"

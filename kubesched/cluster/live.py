@@ -97,6 +97,9 @@ API_CALLS: tuple[ApiCall, ...] = (
     ApiCall("patch", "", "pods", "status"),  # PodScheduled condition, nominatedNodeName, DisruptionTarget
     ApiCall("delete", "", "pods"),  # preemption victims (UID precondition)
     ApiCall("create", "events.k8s.io", "events"),  # Scheduled / FailedScheduling / Preempted
+    # VolumeBinding's PreBind (BindPodVolumes): a PV's claimRef, a claim's selected-node.
+    ApiCall("update", "", "persistentvolumes"),
+    ApiCall("update", "", "persistentvolumeclaims"),
     # Leader election (ApiLeaseClient below, for kubesched.live.leader).
     ApiCall("get", "coordination.k8s.io", "leases"),
     ApiCall("create", "coordination.k8s.io", "leases"),
@@ -1193,11 +1196,35 @@ class LiveCluster:
             body["gracePeriodSeconds"] = grace_period_seconds
         self.client.request("delete", "pods", namespace=pod.namespace, name=pod.name, body=body)
 
+    def update_pv(self, pv: PersistentVolume) -> PersistentVolume:
+        """PUT the PV (VolumeBinding: spec.claimRef set to the chosen claim). Its
+        metadata.resourceVersion makes it conditional (409 if the PV changed meanwhile).
+        Returns the PV as the API server stored it."""
+        out: PersistentVolume = decode(RESOURCES["persistentvolumes"], self.client.request(
+            "update", "persistentvolumes", name=pv.name, body=_json_body(pv.raw)))
+        return out
+
+    def update_pvc(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """PUT the claim (VolumeBinding: the ``volume.kubernetes.io/selected-node`` annotation
+        for its provisioner), conditional on its resourceVersion. Returns the stored claim."""
+        out: PersistentVolumeClaim = decode(RESOURCES["persistentvolumeclaims"], self.client.request(
+            "update", "persistentvolumeclaims", namespace=pvc.namespace, name=pvc.name, body=_json_body(pvc.raw)))
+        return out
+
     def record_event(self, regarding: Pod, related: Pod | None, event_type: str, reason: str, action: str,
                      note: str, *, controller: str = "default-scheduler") -> bool:
         if self.events is None:
             return False
         return self.events.event(regarding, related, event_type, reason, action, note, controller=controller)
+
+
+def _json_body(value: Any) -> Any:
+    """A typed object's manifest as plain JSON values (mappings may be read-only views)."""
+    if isinstance(value, Mapping):
+        return {str(k): _json_body(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_body(v) for v in value]
+    return value
 
 
 def lease_request_timeout(renew_deadline: float) -> float:

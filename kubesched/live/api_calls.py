@@ -13,7 +13,8 @@ lock.
 The calls mirror kube-scheduler v1.30's: list+watch of every informed resource, ``create
 pods/binding`` (DefaultBinder), ``patch pods/status`` (PodScheduled condition and
 nominatedNodeName), ``delete pods`` (preemption victims), ``create`` of ``events.k8s.io`` Events,
-and ``get``/``create``/``update`` of the leader-election Lease.
+``update`` of ``persistentvolumes`` / ``persistentvolumeclaims`` (VolumeBinding's PreBind, granted
+by ``system:volume-scheduler``) and ``get``/``create``/``update`` of the leader-election Lease.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ _WHY: dict[tuple[str, str, str], str] = {
     ("patch", "pods", "status"): "PodScheduled=False condition, status.nominatedNodeName, DisruptionTarget",
     ("delete", "pods", ""): "preemption: delete the victims",
     ("create", "events", ""): "Scheduled / FailedScheduling / Preempted events",
+    ("update", "persistentvolumes", ""): "VolumeBinding PreBind: bind a PV to the pod's claim (spec.claimRef)",
+    ("update", "persistentvolumeclaims", ""): "VolumeBinding PreBind: the selected-node annotation for provisioning",
     ("get", "leases", ""): "leader election: read the lock",
     ("create", "leases", ""): "leader election: create the lock when absent",
     ("update", "leases", ""): "leader election: acquire, renew, release",

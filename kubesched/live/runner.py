@@ -10,7 +10,8 @@ ScheduleOne, eventhandlers.go addAllEventHandlers), against a :class:`LiveCluste
   an assumed pod's binding cycle runs on a worker thread, concurrently with the next
   scheduling cycle, as upstream's binding goroutine. All state (cache, queue, nominator,
   plugins' state, informer stores) is guarded by one lock; a binding cycle gives it up only
-  while the bind request is on the wire.
+  while the bind request (or VolumeBinding's PV/PVC updates) is on the wire, and while it waits
+  for the PV controller to bind the pod's claims (kubesched.live.volumes).
 - Failures (handleSchedulingFailure): the pod goes back to the queue with its rejector
   plugins (if it still exists and is unbound), gets a FailedScheduling event and the
   PodScheduled=False condition (reason Unschedulable or SchedulerError) plus the
@@ -24,13 +25,14 @@ ScheduleOne, eventhandlers.go addAllEventHandlers), against a :class:`LiveCluste
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -64,6 +66,7 @@ from kubesched.framework import (
     QueuedPodInfo,
     Status,
 )
+from kubesched.live.volumes import LiveVolumeBinder, bind_timeouts
 from kubesched.objects import Pod, PodCondition, tolerations_tolerate_taint
 from kubesched.objects.model import NO_SCHEDULE
 from kubesched.plugins.helpers.fiterror import fit_error_message
@@ -212,6 +215,10 @@ class LiveScheduler:
             self.profiles, self.cache, self.nominator, deterministic=deterministic, rng=self.rng,
             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score or 0,
             set_nominated_node=self._set_nominated, clock=time.time, extenders=self.extenders)
+        # VolumeBinding's BindPodVolumes: write the PV/PVC updates, wait for the PV controller.
+        self.volume_binder = LiveVolumeBinder(cluster, bind_timeouts(self.profiles), unlocked=self._unlocked,
+                                              wait=self._wait_unlocked, stopping=self._stopping.is_set)
+        self.scheduler.volume_binder = self.volume_binder
         first = next(iter(self.profiles.values()))
         self.queue = SchedulingQueue(
             first.less, self._pre_enqueue, RealClock(),
@@ -316,19 +323,33 @@ class LiveScheduler:
             self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
 
     # ================================================================ cluster actions (handle callbacks)
-    def _bind(self, pod: Pod, node: str) -> None:
-        """DefaultBinder's API call. It runs inside a binding cycle, which holds the lock:
-        the lock is given up while the request is on the wire, so that the next scheduling
-        cycle and the informers go on meanwhile."""
+    @contextlib.contextmanager
+    def _unlocked(self) -> Iterator[None]:
+        """Inside a binding cycle (which holds the lock): give the lock up for the block, so
+        that the next scheduling cycle and the informers go on meanwhile (API requests on
+        the wire). Elsewhere: nothing."""
+        if not self._local.holds_lock:
+            yield
+            return
+        self._local.holds_lock = False
+        self._cond.release()
+        try:
+            yield
+        finally:
+            self._cond.acquire()
+            self._local.holds_lock = True
+
+    def _wait_unlocked(self, seconds: float) -> None:
+        """Inside a binding cycle: wait with the lock released until an informer change (or
+        :meth:`stop`) notifies, at most ``seconds``. Elsewhere: sleep unless stopping."""
         if self._local.holds_lock:
-            self._local.holds_lock = False
-            self._cond.release()
-            try:
-                self.cluster.bind(pod, node)
-            finally:
-                self._cond.acquire()
-                self._local.holds_lock = True
+            self._cond.wait(seconds)
         else:
+            self._stopping.wait(seconds)
+
+    def _bind(self, pod: Pod, node: str) -> None:
+        """DefaultBinder's API call, made with the lock released (see :meth:`_unlocked`)."""
+        with self._unlocked():
             self.cluster.bind(pod, node)
 
     def _delete_victim(self, victim: Pod, reason: str) -> None:

@@ -355,6 +355,7 @@ def test_the_call_table_lists_and_watches_every_informed_resource_cluster_wide()
     assert {(c.verb, c.rbac_resource, c.group) for c in API_CALLS if c.verb not in ("list", "watch")} == {
         ("create", "pods/binding", ""), ("patch", "pods/status", ""), ("delete", "pods", ""),
         ("create", "events", "events.k8s.io"),
+        ("update", "persistentvolumes", ""), ("update", "persistentvolumeclaims", ""),  # VolumeBinding PreBind
         ("get", "leases", "coordination.k8s.io"), ("create", "leases", "coordination.k8s.io"),
         ("update", "leases", "coordination.k8s.io"),
     }

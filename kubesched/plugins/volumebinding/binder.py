@@ -4,14 +4,15 @@ bindings in an in-memory assume cache.
 
 Mirrors framework/plugins/volumebinding/binder.go (v1.30) and the helpers it uses from
 component-helpers/storage/volume (FindMatchingVolume, CheckNodeAffinity, GetBindVolumeToClaim,
-IsDelayBindingMode). The API updates and the wait for the PV controller (BindPodVolumes) are
-left to the simulator: there is no PV controller here.
+IsDelayBindingMode). The API updates of BindPodVolumes are made by the caller (live mode:
+kubesched.live.volumes; the simulators complete the binding themselves), which then polls
+:meth:`VolumeBinder.check_bindings` until the PV controller has bound every claim.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -121,6 +122,19 @@ class AssumeCache(Generic[K, T]):
 
     def restore(self, key: K) -> None:
         self._assumed.pop(key, None)
+
+
+def _resource_version(meta_rv: str) -> int:
+    try:
+        return int(meta_rv)
+    except ValueError:
+        return 0
+
+
+def _newer(written: str, seen: str) -> bool:
+    """versioner.CompareResourceVersion(written, seen) > 0: what the informer holds is older
+    than what the API server answered to the scheduler's update."""
+    return _resource_version(written) > _resource_version(seen)
 
 
 def _with_annotation(meta_raw: Mapping[str, Any], key: str, value: str) -> dict[str, Any]:
@@ -466,3 +480,66 @@ class VolumeBinder:
             self.pv_cache.restore(b.pv.name)
         for c in pod_volumes.dynamic_provisions:
             self.pvc_cache.restore((c.namespace, c.name))
+
+    # ---- BindPodVolumes (the wait)
+    def check_bindings(self, pod: Pod, node: Node, bindings: Sequence[BindingInfo],
+                       claims_to_provision: Sequence[PersistentVolumeClaim]) -> bool:
+        """checkBindings, over the API objects (the listers, not the assumed versions): True
+        once every claim the scheduler updated is fully bound. ``bindings`` and
+        ``claims_to_provision`` hold the objects the API server returned for the updates
+        (their resourceVersion tells whether the listers caught up). Raises BinderError when
+        binding must fail and scheduling be retried: the pod is gone, a PV lost its claimRef
+        or does not fit the node, a provisioner gave up (selected-node annotation removed),
+        an object was deleted."""
+        csinode = self.objects.csinode(node.meta.name)
+        current = self.objects.pod(pod.namespace, pod.name)
+        if current is None or (pod.uid and current.uid != pod.uid):
+            # When the pod is deleted, binding is cancelled.
+            raise BinderError(f"pod does not exist any more: pod {go_quote(pod.name)} not found")
+        node_name = node.meta.name
+        for b in bindings:
+            pv = self.pv_cache.get_api_obj(b.pv.name)
+            if pv is None:
+                raise BinderError(f"failed to check binding: could not find v1.PersistentVolume {go_quote(b.pv.name)}")
+            key = f"{b.pvc.namespace}/{b.pvc.name}"
+            pvc = self.pvc_cache.get_api_obj((b.pvc.namespace, b.pvc.name))
+            if pvc is None:
+                raise BinderError(f"failed to check binding: could not find v1.PersistentVolumeClaim {go_quote(key)}")
+            if _newer(b.pv.meta.resource_version, pv.meta.resource_version):
+                return False  # our update has not reached the informer yet
+            try:
+                pv = self.try_translate_pv_to_csi(pv, csinode)
+            except BinderError as e:
+                raise BinderError(f"failed to translate pv to csi: {e}") from None
+            if not check_node_affinity(pv.node_affinity, node.meta.labels):
+                raise BinderError(f"pv {go_quote(pv.name)} node affinity doesn't match node {go_quote(node_name)}: "
+                                  "no matching NodeSelectorTerms")
+            if pv.claim_ref is None or not claim_ref_uid(pv):
+                # unbindVolume dropped it.
+                raise BinderError(f"ClaimRef got reset for pv {go_quote(pv.name)}")
+            if not self.is_pvc_fully_bound(pvc):
+                return False
+        for claim in claims_to_provision:
+            key = f"{claim.namespace}/{claim.name}"
+            pvc = self.pvc_cache.get_api_obj((claim.namespace, claim.name))
+            if pvc is None:
+                raise BinderError(f"failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "
+                                  f"{go_quote(key)}")
+            if _newer(claim.meta.resource_version, pvc.meta.resource_version):
+                return False
+            if not pvc.meta.annotations:
+                raise BinderError(f"selectedNode annotation reset for PVC {go_quote(pvc.name)}")
+            if pvc.meta.annotations.get(ANN_SELECTED_NODE, "") != pod.node_name:
+                # A provisioner that fails removes the annotation: the scheduler must retry.
+                raise BinderError(f"provisioning failed for PVC {go_quote(pvc.name)}")
+            if pvc.volume_name:
+                bound_pv = self.pv_cache.get_api_obj(pvc.volume_name)
+                if bound_pv is None:
+                    return False  # possibly not propagated yet; a deleted PV unbinds the claim
+                bound_pv = self.try_translate_pv_to_csi(bound_pv, csinode)
+                if not check_node_affinity(bound_pv.node_affinity, node.meta.labels):
+                    raise BinderError(f"pv {go_quote(bound_pv.name)} node affinity doesn't match node "
+                                      f"{go_quote(node_name)}: no matching NodeSelectorTerms")
+            if not self.is_pvc_fully_bound(pvc):
+                return False
+        return True

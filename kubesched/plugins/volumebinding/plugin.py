@@ -2,11 +2,13 @@
 or (WaitForFirstConsumer) bindable on the node to an available PV or by dynamic provisioning
 (PreFilter, Filter, Reserve/Unreserve, PreBind, PreScore/Score).
 
-Mirrors framework/plugins/volumebinding/volume_binding.go (v1.30). Differences forced by the
-simulator: there is no PV controller, so PreBind does not update the API and wait for the
-binding; it records the assumed decisions on the cycle state (see pending_volume_bindings) for
-the simulator to apply. VolumeCapacityPriority (Score) is off in v1.30: PreScore returns Skip
-unless the plugin is built with ``enable_volume_capacity_priority``.
+Mirrors framework/plugins/volumebinding/volume_binding.go (v1.30). One difference: PreBind
+does not itself update the API and wait for the binding (BindPodVolumes); it records the
+assumed decisions on the cycle state (see pending_volume_bindings) for the caller to carry out:
+live mode writes them and waits for the PV controller (kubesched.live.volumes, the Scheduler's
+``volume_binder`` hook, right after PreBind), the simulators complete the binding as the PV
+controller would (kubesched.cluster.pvcontroller). VolumeCapacityPriority (Score) is off in
+v1.30: PreScore returns Skip unless the plugin is built with ``enable_volume_capacity_priority``.
 """
 
 from __future__ import annotations
@@ -265,7 +267,7 @@ class VolumeBinding:
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind: nothing to do when all claims were bound. Otherwise upstream writes the
         assumed PVs/PVCs to the API server and waits for the PV controller; kubesched records
-        them (pending_volume_bindings) for the simulator to apply."""
+        them (pending_volume_bindings) for the live volume binder (or the simulator) to apply."""
         s = state.get(_STATE_KEY)
         if s is None:
             return Status.as_error(f'reading "{STATE_KEY_NAME}" from cycleState: not found')
