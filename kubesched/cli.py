@@ -103,7 +103,8 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
-             timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str = "auto") -> None:
+             timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str = "auto",
+             explain_only: bool = False) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
     the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
     from kubesched._runtime.registry import full_registry
@@ -131,7 +132,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
         last[step.attempt.pod.key] = step
     if explain is not None:
         _explain(result, explain, [n.name for n in objs.nodes], output)
-        if output == "json":
+        if output == "json" or explain_only:
             return
     if output == "json":
         out: dict[str, Any] = {
@@ -225,6 +226,28 @@ def load_summary(objs: Any) -> list[str]:
                      f"them): {', '.join(objs.not_expanded[:5])}{more}")
     lines.extend(f"note: {n}" for n in objs.notes)
     return lines
+
+
+@main.command("explain")
+@click.argument("pod", metavar="NAMESPACE/POD")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file.")
+@click.option("--policy", "policy", type=click.Path(), help="Legacy scheduler Policy file.")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY", help="Out-of-tree plugin factory.")
+@click.option("--timeline", "timeline_mode", is_flag=True,
+              help="Explain the attempts of the queue-driven simulation instead of the conformance procedure.")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.pass_context
+def explain_command(ctx: click.Context, pod: str, paths: tuple[str, ...], config: str | None, policy: str | None,
+                    plugins: tuple[str, ...], timeline_mode: bool, output: str) -> None:
+    """Why POD goes where it goes: every node x plugin (filter verdict and reason, weighted
+    scores, total) for each of its scheduling attempts in a simulation of PATHS.
+
+    Same as `kubesched simulate PATHS --explain POD` (deterministic unless --timeline), without
+    the placement table."""
+    ctx.invoke(simulate, paths=paths, config=config, policy=policy, plugins=plugins, explain=pod,
+               deterministic=not timeline_mode, seed=None, trace=None, output=output, timeline=False,
+               explain_only=True)
 
 
 def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> None:

@@ -92,3 +92,11 @@ def test_explain_of_an_unknown_pod_exits_2() -> None:
     r = CliRunner().invoke(main, ["simulate", str(EXAMPLE), "--explain", "shop/nope"])
     assert r.exit_code == 2
     assert "no scheduling attempt for shop/nope" in r.output
+
+
+def test_explain_command_prints_only_the_pods_tables() -> None:
+    r = CliRunner().invoke(main, ["explain", "shop/frontend-1", str(EXAMPLE)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "shop/frontend-1, attempt 1: Scheduled on node-a1" in r.output
+    assert "TaintToleration" in r.output and "NodeResourcesFit" in r.output
+    assert "bound," not in r.output  # no placement table
