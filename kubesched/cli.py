@@ -140,7 +140,11 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             "unschedulable": {k: s.attempt.message for k, s in last.items() if s.attempt.outcome != "Scheduled"},
             "preempted": result.deleted,
             "skipped": result.skipped,
-            "steps": [s for s in result.trace()["steps"]],
+            # One line per attempt; the full per-node data is in --trace (and --explain).
+            "attempts": [{"pod": st.attempt.pod.key, "attempt": st.number, "outcome": st.attempt.outcome,
+                          "node": st.attempt.node, "nominatedNode": st.attempt.nominated_node,
+                          "victims": sorted(v.key for v in st.attempt.victims), "message": st.attempt.message
+                          if st.attempt.outcome != "Scheduled" else None} for st in result.steps],
             "ignored": [{"file": i.file, "document": i.document, "kind": i.kind, "name": i.name,
                          "apiVersion": i.api_version, "known": i.known} for i in objs.ignored],
             "generated": objs.generated,

@@ -11,6 +11,7 @@ returns an :class:`Attempt` recording everything the trace and ``--explain`` nee
 from __future__ import annotations
 
 import dataclasses
+import operator
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,9 @@ EXTENDER_SCORE_PREFIX = "Extender:"
 EVENT_MESSAGE_LIMIT = 1024
 _NAME = attrgetter("name")
 _INDEX = attrgetter("index")
+
+
+_NAME = operator.attrgetter("name")
 
 
 def truncate_message(message: str) -> str:
@@ -396,7 +400,8 @@ class Scheduler:
         if len(ties) == 1:
             return result.nodes[int(ties[0])]
         if self.deterministic:
-            return min((result.nodes[int(i)] for i in ties), key=lambda ni: ni.name)
+            nodes = result.nodes
+            return min((nodes[i] for i in ties.tolist()), key=_NAME)
         return result.nodes[int(ties[self.rng.randrange(len(ties))])]
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> NodeInfo | None:
