@@ -170,8 +170,9 @@ class Scheduler:
         """numFeasibleNodesToFind: all nodes below 100, else an adaptive percentage."""
         if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
             return num_all_nodes
+        # The profile's value whenever it is set (0 included: adaptive), else the global one.
         pct = fwk.percentage_of_nodes_to_score
-        if pct is None or pct == 0:
+        if pct is None:
             pct = self.percentage_of_nodes_to_score
         if pct == 0:
             pct = 50 - num_all_nodes // 125
@@ -368,8 +369,9 @@ class Scheduler:
             nodes = [ni for ni in all_nodes if ni.name in names]
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + len(diagnosis.node_to_status)
-        if nodes:
-            self.next_start_node_index = (self.next_start_node_index + processed) % len(nodes)
+        # Modulo all nodes, not the PreFilterResult's: that list may even be empty.
+        if all_nodes:
+            self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         after = self.find_nodes_that_pass_extenders(pod, feasible, attempt)
         if len(after) != len(feasible):
             # Extenders have no queueing hints: any cluster event may requeue the pod.
@@ -460,6 +462,8 @@ class Scheduler:
         except (ScheduleError, KubeschedError) as e:
             attempt.outcome = "Error"
             attempt.error = attempt.message = str(e)
+            # schedulingCycle returns clearNominatedNode with any error but a FitError.
+            self.set_nomination(pod, "")
             return attempt
         if chosen is None:
             self._handle_fit_error(fwk, state, pod, attempt)

@@ -344,6 +344,12 @@ class TimelineSimulator(Simulator):
         self._event("FailedScheduling", pod, attempt.message or attempt.error or "")
         if attempt.nominated_node:
             self._event("Nominated", pod, f"nominated to {attempt.nominated_node}")
+        # handleBindingCycleError: forgetting the assumed pod is an AssignedPodDelete — before
+        # the failure handler for an error (even when the bind went through), after it (sparing
+        # the pod itself) for a rejection. A Reserve/Permit failure in the scheduling cycle
+        # moves nothing.
+        if binding and attempt.outcome != "Unschedulable":
+            self._count_moves(self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE))
         bound = self.current.get(pod.uid, pod)
         if bound.node_name:
             # The bind went through although the binding cycle failed (a Bind plugin reported an
@@ -353,15 +359,16 @@ class TimelineSimulator(Simulator):
                 self.cache.add_pod(bound)
             self.queue.done(pod.uid)
             self._changes += 1
+            if binding and attempt.outcome == "Unschedulable":
+                self._count_moves(self.queue.move_all_to_active_or_backoff_queue(
+                    events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid))
             self.queue.assigned_pod_added(bound)
             return
         if attempt.assumed is not None:
             self._changes += 1  # what the pod had reserved is free again
-        # handleBindingCycleError: forgetting the assumed pod is an AssignedPodDelete — before
-        # the failure handler for an error, after it (sparing the pod itself) for a rejection.
-        # A Reserve/Permit failure in the scheduling cycle moves nothing.
-        if binding and attempt.outcome != "Unschedulable":
-            self._count_moves(self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE))
+            # A failure after assume carries clearNominatedNode (status.nominatedNodeName too).
+            if self.current.get(pod.uid, pod).nominated_node_name:
+                self.scheduler.set_nomination(self.current.get(pod.uid, pod), "")
         current = self.current.get(pod.uid, pod)
         qpi.pod_info = PodInfo(current)
         # Only a FitError (a rejection) names rejector plugins; an error retries after backoff.

@@ -72,6 +72,20 @@ def test_a_bind_that_went_through_despite_an_error_is_not_bound_again() -> None:
     assert sim.cache.node_of(sim.current[pod("p").uid]) == res.final["default/p"]
 
 
+def test_a_bind_that_went_through_despite_an_error_still_emits_assigned_pod_delete() -> None:
+    # handleBindingCycleError forgets the assumed pod and emits AssignedPodDelete before the
+    # failure handler finds the pod bound: "big", rejected by NodeResourcesFit (which registers
+    # Pod/Delete), moves and is retried when p's binding fails at 5 s.
+    log = Log()
+    reg = registry(R1=lambda args, handle: Reserver("R1", log), **binders(log, Lossy={"error_after_bind": True}))
+    sim = TimelineSimulator(cluster([node("n1")], [pod("big", "8"), pod("p", arrives=5)]),
+                            config(bind_profile("Lossy")), registry=reg)
+    res = sim.run()
+    assert [(e.pod, round(e.time - res.start)) for e in res.events if e.reason == "FailedScheduling"][:3] == [
+        ("default/big", 0), ("default/p", 5), ("default/big", 5)]
+    assert res.metrics.queue_incoming_pods[("active", "AssignedPodDelete")] == 1
+
+
 def test_the_in_memory_cluster_answers_a_second_bind_with_409() -> None:
     sim = Simulator(cluster([node("n1"), node("n2")], [pod("p")]), deterministic=True)
     attempt = sim.scheduler.schedule_one(sim.objs.pods[0])

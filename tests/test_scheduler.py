@@ -51,6 +51,18 @@ def test_num_feasible_nodes_to_find(num_nodes: int, percentage: int, expected: i
     assert s.num_feasible_nodes_to_find(s.profiles["default-scheduler"], num_nodes) == expected
 
 
+@pytest.mark.parametrize(("profile_pct", "expected"), [(None, 500), (0, 420), (20, 200)],
+                         ids=["an unset profile percentage uses the global one",
+                              "a profile percentage of 0 is adaptive even with a global one",
+                              "a profile percentage overrides the global one"])
+def test_profile_percentage_of_nodes_to_score(profile_pct: int | None, expected: int) -> None:
+    # numFeasibleNodesToFind: the profile's value whenever it is set (non-nil), 0 included.
+    s = make_scheduler([], percentage=50)
+    fwk = s.profiles["default-scheduler"]
+    fwk.percentage_of_nodes_to_score = profile_pct
+    assert s.num_feasible_nodes_to_find(fwk, 1000) == expected
+
+
 def test_filtering_stops_at_the_kth_feasible_node_and_rotates_the_start_index() -> None:
     s = make_scheduler(nodes(200), percentage=50)
     a = s.schedule_one(make_pod().name("p").req(cpu="100m").obj())
@@ -102,6 +114,17 @@ def test_prefilter_rejection_gives_every_node_the_same_status() -> None:
     assert a.message == ("0/3 nodes are available: preemption: 0/3 nodes are available: "
                          "3 Preemption is not helpful for scheduling.")
     assert a.failures == {}
+
+
+def test_start_index_advances_modulo_all_nodes_when_prefilter_narrows_the_list() -> None:
+    # findNodesThatFitPod: nextStartNodeIndex = (index + processed) % len(allNodes), not the
+    # PreFilterResult's node count (2 processed of 5 nodes: 2, not 0).
+    s = make_scheduler(nodes(5))
+    pod = make_pod().name("p").affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}
+                              for n in ("node-1", "node-3")]}}}).obj()
+    assert s.schedule_one(pod).outcome == "Scheduled"
+    assert s.next_start_node_index == 2
 
 
 def test_bound_pod_counts_in_the_next_cycle() -> None:

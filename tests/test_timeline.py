@@ -339,6 +339,53 @@ def test_higher_priority_preemptor_displaces_an_earlier_nomination_on_the_same_n
     assert metric(res, "scheduler_preemption_victims")["count"] == 2
 
 
+# ----------------------------------------------------------------------------- clearNominatedNode
+def test_a_scheduling_error_clears_the_pods_nomination() -> None:
+    # schedulingCycle returns clearNominatedNode with an Error: the failure handler drops the
+    # nominator entry and status.nominatedNodeName, so the retry scores every node (n2, empty,
+    # wins) instead of taking the nominated n1 first.
+    config, registry = flaky_setup(failures=1)
+    busy = pod("busy", "3", on="n1")
+    p = dataclasses.replace(pod("p"), nominated_node_name="n1")
+    sim, res = simulate([node("n1"), node("n2")], [busy, p], config, registry)
+    assert attempt_times(res, "p") == [0, 1]
+    assert res.final["default/p"] == "n2"
+
+
+class RejectOnce:
+    """A Reserve plugin rejecting the first pod it sees on n1 (registers every event)."""
+
+    name = "RejectOnce"
+
+    def __init__(self) -> None:
+        self.rejected = False
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if node_name == "n1" and not self.rejected:
+            self.rejected = True
+            return Status(Code.UNSCHEDULABLE, ("not now",))
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        return None
+
+
+def test_a_reserve_rejection_clears_the_pods_nomination() -> None:
+    # The nominated node n1 passes the filters, so p is assumed there and Reserve rejects it:
+    # clearNominatedNode again (status.nominatedNodeName and the nominator entry).
+    config = parse_config({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": PROFILE, "plugins": {"reserve": {"enabled": [{"name": "RejectOnce"}]}}}],
+    })
+    registry: dict[str, Factory] = {**REGISTRY, "RejectOnce": lambda args, handle: RejectOnce()}
+    busy = pod("busy", "3", on="n1")
+    p = dataclasses.replace(pod("p"), nominated_node_name="n1")
+    sim, res = simulate([node("n1"), node("n2")], [busy, p], config, registry)
+    assert message(res, "p", 0) == "0/1 nodes are available: 1 not now."
+    assert sim.current["uid-default-p"].nominated_node_name == ""
+    assert sim.nominator.snapshot() == {}
+
+
 # ----------------------------------------------------------------------------- a rejected binding
 class Hold:
     """A Permit plugin holding "gang" pods for 10 s (nothing ever allows them: they time out).

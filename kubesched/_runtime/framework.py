@@ -318,16 +318,20 @@ class Framework:
         n = len(nodes)
         totals = np.zeros(n, np.int64)
         out = ScoreResult(nodes, totals)
-        for p in self.score:
-            if p.name in skip:
-                continue
+        # Upstream's phases: every plugin's Score, then every NormalizeScore, then the range
+        # check with the weights — so which error is reported does not depend on plugin order.
+        plugins = [p for p in self.score if p.name not in skip]
+        raw: list[IntArray] = []
+        for p in plugins:
             sb = self._score_batch[p.name]
             if sb is not None:
                 if rows is None:
                     rows = np.fromiter(map(_INDEX, nodes), np.int64, n)
-                scores = np.asarray(sb(state, pod, self.handle.snapshot.table, rows), dtype=np.int64)
+                raw.append(np.asarray(sb(state, pod, self.handle.snapshot.table, rows), dtype=np.int64))
             else:
-                scores = np.fromiter((self._score_one(p, state, pod, ni) for ni in nodes), np.int64, n)
+                raw.append(np.fromiter((self._score_one(p, state, pod, ni) for ni in nodes), np.int64, n))
+        normalized: list[IntArray] = []
+        for p, scores in zip(plugins, raw, strict=True):
             nb = self._normalize_batch[p.name]
             norm = self._normalize[p.name]
             if nb is not None:
@@ -338,9 +342,13 @@ class Framework:
                 if st is not None and not st.is_success():
                     raise PluginError(f"running Normalize on Score plugins: plugin {_q(p.name)} failed with: {st.message}")
                 scores = np.fromiter((ns.score for ns in lst), np.int64, n)
+            normalized.append(scores)
+        for p, scores in zip(plugins, normalized, strict=True):
             if n and (int(scores.max()) > MAX_NODE_SCORE or int(scores.min()) < MIN_NODE_SCORE):
                 bad = next(int(s) for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
-                raise PluginError(f"plugin {_q(p.name)} returns an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                raise PluginError(f"applying score defaultWeights on Score plugins: plugin {_q(p.name)} returns an "
+                                  f"invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, "
+                                  f"{MAX_NODE_SCORE}] after normalizing")
             weighted = scores * self.score_weights[p.name]
             out.plugins.append(PluginScores(p.name, weighted))
             totals += weighted
