@@ -27,12 +27,14 @@ from kubesched.errors import ApiError, KubeschedError
 from kubesched.extender import ExtenderScores, run_bind_extenders, run_filter_extenders, run_prioritize_extenders
 from kubesched.framework import (
     NOMINATING_OVERRIDE,
+    PODS_TO_ACTIVATE_KEY,
     Code,
     CycleState,
     Extender,
     NodeInfo,
     NominatingInfo,
     PodInfo,
+    PodsToActivate,
     Status,
 )
 from kubesched.framework.handle import PodNominator
@@ -111,6 +113,18 @@ class Attempt:
     @property
     def failures(self) -> dict[str, Status]:
         return self.diagnosis.node_to_status
+
+    def take_pods_to_activate(self) -> list[Pod]:
+        """The pods plugins asked to activate during this attempt (emptied: upstream activates
+        after the scheduling cycle and again after the binding cycle)."""
+        if self.state is None:
+            return []
+        pta = self.state.get(PODS_TO_ACTIVATE_KEY)
+        if pta is None or not pta.map:
+            return []
+        pods = list(pta.map.values())
+        pta.map.clear()
+        return pods
 
 
 class ScheduleError(KubeschedError):
@@ -454,6 +468,7 @@ class Scheduler:
             attempt.error = attempt.message = f"profile not found for scheduler name {pod.scheduler_name!r}"
             return attempt
         state = CycleState()
+        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         attempt.framework = fwk
         attempt.state = state
         self.victims = []

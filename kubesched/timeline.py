@@ -307,19 +307,32 @@ class TimelineSimulator(Simulator):
         if self.profiles[pod.scheduler_name].has_post_filter_plugins() and attempt.outcome == "Unschedulable" \
                 and attempt.assumed is None and attempt.num_all_nodes:
             self._result.metrics.preemption_attempts += 1
+        if attempt.outcome in ("Waiting", "Assumed"):
+            # The end of a successful scheduling cycle: PodsToActivate move up.
+            self._activate(attempt)
         if attempt.outcome == "Waiting":
             # The pod stays in flight (not Done in the queue) until its binding cycle.
             self._in_flight.append((attempt, qpi))
             return
         binding = attempt.outcome == "Assumed"
         if binding:
-            self.scheduler.binding_cycle(attempt)
+            self._binding_cycle(attempt)
         self._after(attempt, qpi, cycle, binding=binding)
+
+    def _binding_cycle(self, attempt: Attempt) -> None:
+        self.scheduler.binding_cycle(attempt)
+        if attempt.outcome == "Scheduled":
+            self._activate(attempt)  # and at the end of a successful binding cycle
+
+    def _activate(self, attempt: Attempt) -> None:
+        pods = attempt.take_pods_to_activate()
+        if pods:
+            self.queue.activate([self.current.get(p.uid, p) for p in pods])
 
     def _finish_binding(self, attempt: Attempt, qpi: QueuedPodInfo) -> None:
         """The binding cycle of a pod held at Permit, once allowed or rejected (its queue entry
         keeps its attempts count, hence its backoff)."""
-        self.scheduler.binding_cycle(attempt)
+        self._binding_cycle(attempt)
         self._after(attempt, qpi, self.queue.scheduling_cycle, binding=True)
 
     def _after(self, attempt: Attempt, qpi: QueuedPodInfo, cycle: int, *, binding: bool = False) -> None:

@@ -4,7 +4,7 @@ Write a plugin as a plain class with a ``name`` and any extension-point methods;
 :mod:`kubesched.framework.interfaces` for the contracts.
 """
 
-from kubesched.framework.cycle_state import CycleState, StateData, StateKey
+from kubesched.framework.cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate, StateData, StateKey
 from kubesched.framework.handle import (
     Binding,
     Extender,
@@ -66,11 +66,11 @@ from kubesched.framework.types import (
 
 __all__ = [
     "EXTENSION_POINTS", "GVK", "MAX_NODE_SCORE", "MAX_TOTAL_SCORE", "MIN_NODE_SCORE", "NOMINATING_NOOP",
-    "NOMINATING_OVERRIDE", "SKIP", "SUCCESS", "ActionType", "AffinityTerm", "BatchFilterPlugin",
+    "NOMINATING_OVERRIDE", "PODS_TO_ACTIVATE_KEY", "SKIP", "SUCCESS", "ActionType", "AffinityTerm", "BatchFilterPlugin",
     "BatchNormalizePlugin", "BatchScorePlugin", "BindPlugin", "Binding", "ClusterEvent", "ClusterEventWithHint", "Code",
     "CycleState", "EnqueueExtensions", "Extender", "ExtenderVictims", "FilterPlugin", "Handle", "HostPortInfo", "ImageStateSummary",
     "NodeInfo", "NodeInfoGetter", "NodeInfoLister", "NodeScore", "NodeTable", "NominatingInfo", "ObjectLister", "PermitPlugin",
-    "Plugin", "PodInfo", "PodNominator", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
+    "Plugin", "PodInfo", "PodNominator", "PodsToActivate", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
     "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
     "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "Resource", "ScoreExtensions",
     "ScorePlugin", "StateData", "StateKey", "Status", "WeightedAffinityTerm", "implements", "is_success",

@@ -71,3 +71,23 @@ class CycleState:
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics
         return c
+
+
+class PodsToActivate:
+    """Pods a plugin wants moved to activeQ once this cycle ends (framework.PodsToActivate,
+    stored under :data:`PODS_TO_ACTIVATE_KEY`): ``state.read(PODS_TO_ACTIVATE_KEY).map[key] = pod``
+    with ``key = "namespace/name"``. The scheduler activates them after the scheduling cycle
+    and again after the binding cycle."""
+
+    __slots__ = ("map",)
+
+    def __init__(self) -> None:
+        self.map: dict[str, Any] = {}
+
+    def clone(self) -> PodsToActivate:
+        # Shared on purpose, as upstream: clones made for preemption's dry run write into the
+        # same map as the cycle's state.
+        return self
+
+
+PODS_TO_ACTIVATE_KEY: StateKey[PodsToActivate] = StateKey("kubernetes.io/pods-to-activate")
