@@ -12,10 +12,11 @@ on the API (bind, status patches, events, victim deletion).
   of what kubesched asks of the API (the ClusterRole is checked against it).
 - :class:`Informer` runs the reflector: LIST, then WATCH from the list's resourceVersion with
   ``allowWatchBookmarks``, resuming from the last resourceVersion seen (bookmarks included)
-  when a stream ends or breaks, relisting on 410 Gone, with exponential backoff (and jitter)
-  on errors. Objects are decoded straight from JSON with :data:`kubesched.objects.parse.PARSERS`
+  when a stream ends or breaks, relisting on 410 Gone (and on any other error status a watch
+  is answered with, but 429), with exponential backoff (and jitter) on errors. Objects are decoded straight from JSON with :data:`kubesched.objects.parse.PARSERS`
   (the API defaulting the simulator applies); a relist is diffed against the store, so
-  handlers see the adds, updates and deletes they missed.
+  handlers see the adds and deletes they missed, and an update for every object kept
+  (DeltaFIFO.Replace: unchanged ones too).
 - :class:`LiveCluster` owns the informers of every resource the scheduler reads and splits
   pods as kube-scheduler does: assigned pods (``spec.nodeName`` set) go to the cache
   handlers, unassigned pods of our schedulerNames that are neither terminal nor being deleted
@@ -751,6 +752,12 @@ class Informer:
                     return
                 self.errors += 1
                 log.info("informer %s: %s", self.resource.plural, e)
+                if not need_list and isinstance(e, ApiError) and e.status is not None and e.status != 429:
+                    # client-go: a watch the API server refused (or ended with an ERROR event)
+                    # ends ListAndWatch, which relists after backoff; only transport failures
+                    # and 429s resume the watch from the last resourceVersion.
+                    need_list = True
+                    self.relists += 1
             except Exception:  # noqa: BLE001 - a handler bug must not kill the informer silently
                 self.errors += 1
                 log.exception("informer %s: unexpected error", self.resource.plural)
@@ -774,13 +781,16 @@ class Informer:
                 fresh[_key(raw.get("metadata") or {})] = obj
         with self._lock:
             # DeltaFIFO.Replace: adds and updates in list order, then deletes of what is gone.
+            # Every listed object the store held is an update, unchanged ones included (the
+            # handlers decide: a pending pod's same-resourceVersion update is skipped, an
+            # assigned pod's is AssignedPodUpdated, a PV's a PvUpdate move).
             old_store = self.store
             for key, obj in fresh.items():
                 old = old_store.get(key)
                 self._put(key, obj)
                 if old is None:
                     self._on_change(ADD, None, obj)
-                elif _rv(old) != _rv(obj):
+                else:
                     self._on_change(UPDATE, old, obj)
             for key in [k for k in old_store if k not in fresh]:
                 gone = self._pop(key)
@@ -855,15 +865,6 @@ class Informer:
                     self._on_change(UPDATE, old, obj)
             if rv:
                 self.resource_version = rv
-
-
-def _rv(obj: Any) -> str:
-    meta = getattr(obj, "meta", None)
-    if meta is not None:
-        return str(meta.resource_version)
-    if isinstance(obj, Mapping):
-        return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-    return ""
 
 
 # ================================================================ listers

@@ -368,8 +368,7 @@ class LiveScheduler:
                 waiting.reject("DefaultPreemption", "preempted")
                 break
         if waiting is None:
-            if victim.is_terminating:
-                return  # already being deleted: no second deletion, no event
+            # A victim already terminating is no special case upstream: condition, DELETE, event.
             condition = PodCondition(DISRUPTION_TARGET, "True", REASON_PREEMPTION_BY_SCHEDULER, reason)
             self.cluster.patch_pod_status(victim, condition=condition)
             try:
@@ -542,6 +541,7 @@ class LiveScheduler:
                 if attempt.victims:
                     self.metrics.preemption_victims(len(attempt.victims))
         if attempt.outcome in ("Assumed", "Waiting"):
+            self._activate(attempt)  # the end of a successful scheduling cycle: PodsToActivate
             self._in_flight += 1
             self._pool.submit(self._binding_cycle, attempt, qpi, start)
             return []
@@ -564,6 +564,7 @@ class LiveScheduler:
                 finally:
                     self._local.holds_lock = False
                 if attempt.outcome == "Scheduled":
+                    self._activate(attempt)  # and at the end of a successful binding cycle
                     after = self._success(attempt, qpi, start)
                 else:
                     self.stats.bind_failures += 1
@@ -576,6 +577,12 @@ class LiveScheduler:
                 self._cond.notify_all()
         for action in after:
             _safely(action)
+
+    def _activate(self, attempt: Attempt) -> None:
+        """SchedulingQueue.Activate for the pods plugins put in PodsToActivate (under the lock)."""
+        pods = attempt.take_pods_to_activate()
+        if pods:
+            self.queue.activate(pods)
 
     def _success(self, attempt: Attempt, qpi: QueuedPodInfo, start: float) -> list[Callable[[], None]]:
         pod, node = attempt.pod, attempt.node or attempt.host
@@ -602,8 +609,11 @@ class LiveScheduler:
         # A failure after the pod was assumed clears its nomination (clearNominatedNode).
         nomination = "" if attempt.assumed is not None else self._nomination
         # Forgetting an assumed pod in the binding cycle is an AssignedPodDelete: before the
-        # failure handler for an error, after it (sparing the pod itself) for a rejection.
-        if binding and not rejected:
+        # failure handler for an error, after it (sparing the pod itself) for a rejection. Only
+        # if ForgetPod succeeded: a pod the informer confirmed meanwhile (bound by someone else)
+        # stays in the cache, nothing was freed.
+        forgotten = binding and self.cache.node_of(pod) is None
+        if forgotten and not rejected:
             self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
         current = self.objects.pod(pod.namespace, pod.name)
         alive = current is not None and current.uid == pod.uid
@@ -621,7 +631,7 @@ class LiveScheduler:
             # pod, whose status does not show the new nomination yet.
             self.queue.add_nominated_pod(PodInfo(current if alive and current is not None else pod),
                                          NominatingInfo(nomination, NOMINATING_OVERRIDE))
-        if binding and rejected:
+        if forgotten and rejected:
             self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid)
         after: list[Callable[[], None]] = []
         event_msg = attempt.message or attempt.error or ""

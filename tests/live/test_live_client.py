@@ -242,6 +242,31 @@ def test_a_relist_delivers_what_the_watch_missed() -> None:
             inf.stop()
 
 
+@pytest.mark.parametrize("status", [500, 504], ids=["a watch answered 500 relists",
+                                                    "a watch answered 504 (resourceVersion too large) relists"])
+def test_a_watch_refused_by_the_server_relists(status: int) -> None:
+    """client-go's reflector: a watch request failing with an API status (other than 429) ends
+    ListAndWatch, which relists after backoff; only a transport failure (connection refused,
+    a stream cut) resumes the watch from the last resourceVersion."""
+    lock = threading.Lock()
+    with LocalApiServer(bookmark_interval=0.1) as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        api.create(node("a"))
+        inf = Informer(client, RESOURCES["nodes"], lock=lock, backoff=Backoff(0.02, 0.1),
+                       on_change=lambda action, old, new: None)
+        inf.start()
+        try:
+            assert inf.synced.wait(5)
+            lists = len(api.calls("list", "nodes"))
+            api.fail_next(1, status, verbs=["watch"])
+            api.drop_watches(abrupt=False)
+            wait_until(lambda: len(api.calls("list", "nodes")) > lists, timeout=5.0, what="a relist")
+            assert inf.relists == 1
+            api.create(node("b"))
+            wait_until(lambda: sorted(inf.store) == [("", "a"), ("", "b")], what="watching again")
+        finally:
+            inf.stop()
+
+
 def test_the_pod_split_follows_binding_and_deletion() -> None:
     changes: list[Change] = []
     with LocalApiServer(bookmark_interval=0.1) as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,28 @@ def test_preemption_deletes_the_victim_with_its_uid_and_nominates_the_node(api: 
     _no_pod_bound_twice(api)
 
 
+def test_a_victim_already_terminating_is_still_preempted_with_the_condition_delete_and_event(
+        api: LocalApiServer) -> None:
+    """prepareCandidate has no special case for a victim being deleted already: it gets the
+    DisruptionTarget condition, the DELETE (a no-op for the API server) and the Preempted event."""
+    api.create(priority_class("low", 10))
+    api.create(priority_class("high", 1000))
+    api.create(node("n1", "1"))
+    victim = api.create(pod("victim", "1", node_name="n1", priority_class="low", grace=30))
+    api.delete("pods", "victim", "default")  # terminating for 30 s
+    with live_scheduler(api):
+        api.create(pod("preemptor", "1", priority_class="high"))
+        wait_until(lambda: api.get("pods", "preemptor", "default")["status"].get("nominatedNodeName"),
+                   what="nominatedNodeName")
+        deletes = api.calls("delete", "pods")
+        assert [(d.name, d.body["preconditions"]) for d in deletes] == [("victim", {"uid": victim["metadata"]["uid"]})]
+        conds = api.get("pods", "victim", "default")["status"].get("conditions") or []
+        assert any(c["type"] == "DisruptionTarget" and c["reason"] == "PreemptionByScheduler" for c in conds)
+        preempted = wait_until(lambda: events(api, "Preempted"), what="Preempted event")
+        assert preempted[0]["regarding"]["name"] == "victim"
+    api.delete("pods", "victim", "default", {"gracePeriodSeconds": 0})
+
+
 # ------------------------------------------------------------------------------------ faults
 def test_dropped_watch_connections_resume_without_relisting(api: LocalApiServer) -> None:
     for i in range(3):
@@ -200,6 +223,25 @@ def test_expired_resource_version_relists(api: LocalApiServer, http: bool) -> No
         api.create(pod("after"))
         wait_until(lambda: all_bound(api) and len(placements(api)) == 3, what="every pod bound")
     _no_pod_bound_twice(api)
+
+
+def test_a_relist_is_an_update_of_every_object_as_the_informer_replace_delivers_it(api: LocalApiServer) -> None:
+    """DeltaFIFO.Replace: after a relist every listed object the store held is an update, even
+    unchanged. An assigned pod's update (AssignedPodUpdated) moves the pods whose required
+    affinity it matches."""
+    api.create(node("n1", "1"))
+    api.create(node("n2", "4"))
+    api.create(pod("x", "900m", node_name="n1", labels={"app": "x"}))
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    api.create(pod("wants", "500m", affinity=affinity))
+    with live_scheduler(api) as sched:
+        wait_until(lambda: sched.stats.attempts["unschedulable"] == 1, what="wants attempted")
+        time.sleep(1.2)  # wants' backoff is over: a move sends it to the activeQ at once
+        api.expire_next_watch(20)
+        api.drop_watches(abrupt=False)
+        wait_until(lambda: sched.cluster.informers["pods"].relists >= 1, what="a relist")
+        wait_until(lambda: sched.stats.attempts["unschedulable"] == 2, timeout=5.0, what="wants retried")
 
 
 def test_api_errors_and_slowness_are_retried(api: LocalApiServer) -> None:
@@ -250,6 +292,31 @@ def test_a_bind_conflict_forgets_the_assumed_pod_and_keeps_the_other_binding(api
         # The cache holds the other actor's binding only, the pod is not requeued.
         assert wait_until(cache_state, what="cache updated") == (other, 0, False)
     assert placements(api)["contested"] == other
+    _no_pod_bound_twice(api)
+
+
+def test_a_bind_failure_after_the_informer_confirmed_the_pod_moves_no_pending_pod(api: LocalApiServer) -> None:
+    """handleBindingCycleError: the AssignedPodDelete move follows a successful ForgetPod only.
+    The pod bound by someone else meanwhile is in the cache for good: nothing was freed, so a
+    pod waiting for room stays unschedulable."""
+    api.create(node("n1", "2"))
+    api.create(node("n2", "2"))
+    api.create(pod("big", "3"))
+    with live_scheduler(api) as sched:
+        wait_until(lambda: sched.stats.attempts["unschedulable"] == 1, what="big attempted")
+        api.delay_next(1, 1.0, verbs=["create"], resources=["pods"])
+        api.create(pod("contested", "1"))
+
+        def assumed() -> str | None:
+            with sched.lock:
+                ref = sched.objects.pod("default", "contested")
+                return sched.cache.node_of(ref) if ref is not None else None
+
+        mine = wait_until(assumed, what="the pod assumed")
+        api.bind("default", "contested", "n2" if mine == "n1" else "n1")
+        wait_until(lambda: sched.stats.bind_failures == 1, what="the bind conflict")
+        time.sleep(2.5)  # past big's backoff: a move would have retried it by now
+        assert sched.stats.attempts["unschedulable"] == 1
     _no_pod_bound_twice(api)
 
 
