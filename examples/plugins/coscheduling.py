@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from kubesched.errors import FieldError
 from kubesched.framework import (
     GVK,
+    PODS_TO_ACTIVATE_KEY,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -172,6 +173,7 @@ class Coscheduling:
         min_member = self._min_member(pod, group) or 1
         assigned = self._assigned(pod, group)
         if assigned + 1 < min_member:
+            self._activate_siblings(state, pod, group)
             return (Status.wait(f"waiting for {min_member - assigned - 1} more pod(s) of group "
                                 f"{pod.namespace}/{group}"), float(self.args.permit_waiting_time_seconds))
         # Quorum: let the whole group through.
@@ -181,6 +183,17 @@ class Coscheduling:
                 self._allowed.add(wp.pod.uid)
                 wp.allow(NAME)
         return None, 0
+
+
+    def _activate_siblings(self, state: CycleState, pod: Pod, group: str) -> None:
+        """ActivateSiblings: the group's pending pods move to activeQ at the end of this cycle,
+        so the gang assembles before the wait runs out (PodsToActivate)."""
+        pta = state.get(PODS_TO_ACTIVATE_KEY)
+        if pta is None:
+            return
+        for other in self.handle.objects.pods(pod.namespace):
+            if other.uid != pod.uid and not other.node_name and group_of(other) == group:
+                pta.map[other.key] = other
 
 
 def new(args: CoschedulingArgs, handle: Handle) -> Coscheduling:
