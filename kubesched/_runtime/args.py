@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
+import json
 import re
 import sys
 import types
@@ -152,7 +153,8 @@ def _decode_dataclass(raw: Any, cls: type[Any], path: str) -> Any:
             raise FieldError(path, f"Invalid value: {key!r}: field names are strings")
         name = snake_case(key)
         if name not in fields:
-            raise FieldError(f"{path}.{key}", f'unknown field "{key}"')
+            quoted = json.dumps(key, ensure_ascii=False)  # one line, whatever the key holds
+            raise FieldError(f"{path}.{quoted[1:-1]}", f"unknown field {quoted}")
         if name in written:
             raise FieldError(f"{path}.{key}", f'duplicate field: "{written[name]}" is the same field')
         written[name] = key

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import os
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -104,6 +105,9 @@ def _load_yaml(text: str, file: str) -> Any:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except _DuplicateKey as e:
         raise ConfigError(str(e), file=file) from None
+    except RecursionError:
+        # PyYAML's pure-Python composer recurses once per nesting level.
+        raise ConfigError("invalid YAML: nested too deeply", file=file) from None
     except yaml.YAMLError as e:
         # One line (the CLI prints one line per error): str(e) spans several lines.
         mark = getattr(e, "problem_mark", None)
@@ -144,7 +148,9 @@ def _obj(raw: Any, path: str, allowed: Collection[str]) -> Mapping[str, Any]:
         raise f.invalid(path, raw, "must be an object")
     for k in raw:
         if not isinstance(k, str) or k not in allowed:
-            raise FieldError(f.child(path, str(k)), f'unknown field "{k}"')
+            # Quoted as Go's %q would: a key with a newline must not split the one-line error.
+            quoted = json.dumps(str(k), ensure_ascii=False)
+            raise FieldError(f.child(path, quoted[1:-1]), f"unknown field {quoted}")
     return raw
 
 

@@ -301,6 +301,8 @@ def _load_text(text: str, file: str) -> Any:
             raise ConfigError(f'duplicate field "{e.args[0]}"', file=file) from None
         except json.JSONDecodeError:
             pass  # not JSON after all: let YAML report
+        except RecursionError:
+            raise ConfigError("invalid JSON: nested too deeply", file=file) from None
     return _load_yaml(text, file)
 
 
@@ -426,7 +428,9 @@ def _obj_ci(raw: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any]:
     for k, v in raw.items():
         name = canonical.get(k.lower()) if isinstance(k, str) else None
         if name is None:
-            raise FieldError(f.child(path, str(k)), f'unknown field "{k}"')
+            # Quoted as Go's %q would: a key with a newline must not split the one-line error.
+            quoted = json.dumps(str(k), ensure_ascii=False)
+            raise FieldError(f.child(path, quoted[1:-1]), f"unknown field {quoted}")
         if name in out:
             raise FieldError(f.child(path, str(k)), f'duplicate field "{k}" (field names are case-insensitive here)')
         out[name] = v

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,12 @@ except AttributeError:  # pragma: no cover - pure-Python fallback
 EPOCH_2024 = 1704067200.0  # 2024-01-01T00:00:00Z
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+# No Kubernetes object nests anywhere near this deep; deeper input is refused with an error
+# naming the field instead of overflowing Python's recursion limit (copy.deepcopy, json) or,
+# far deeper, the C stack of libyaml's recursive composer (a segfault).
+MAX_NESTING_DEPTH = 100
+_FLOW = re.compile(r"[\[\]{}]")
+_DASH_RUN = re.compile(r"^[ \t]*((?:-[ \t]+)+)", re.MULTILINE)
 _NOT_READY = "node.kubernetes.io/not-ready"
 _UNREACHABLE = "node.kubernetes.io/unreachable"
 
@@ -166,11 +173,47 @@ def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
+def _textual_depth(text: str) -> int:
+    """An estimate, from the text alone, of how deep the YAML nests: the flow collection depth
+    ([ and {, counting those inside strings too) or the longest run of block sequence
+    indicators on one line ("- - - x"). Cheap, and enough to keep libyaml's recursive
+    composer far from the C stack's end; the exact check runs on the loaded documents."""
+    if text.count("[") + text.count("{") <= MAX_NESTING_DEPTH and "- -" not in text:
+        return 0
+    depth = deepest = 0
+    for m in _FLOW.finditer(text):
+        depth = depth + 1 if m.group() in "[{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    runs = (m.group(1).count("-") for m in _DASH_RUN.finditer(text))
+    return max(deepest, max(runs, default=0))
+
+
+def _too_deep(doc: Any) -> str | None:
+    """The path of the first value nested deeper than MAX_NESTING_DEPTH, or None (iterative:
+    the check must not recurse itself)."""
+    stack: list[tuple[Any, int, tuple[Any, ...] | None]] = [(doc, 0, None)]
+    while stack:
+        value, depth, link = stack.pop()
+        if depth > MAX_NESTING_DEPTH:
+            parts: list[str] = []
+            while link is not None:
+                key, link = link
+                parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+            return "".join(reversed(parts)).lstrip(".")
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1, (str(k), link)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, (i, link)) for i, v in enumerate(value))
+    return None
+
+
 def _documents(path: Path) -> list[Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ManifestError(str(path), None, "", f"cannot read: {e}") from None
+    if _textual_depth(text) > 10 * MAX_NESTING_DEPTH:
+        raise ManifestError(str(path), None, "", f"nested deeper than {MAX_NESTING_DEPTH} levels")
     try:
         return list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as e:
@@ -255,6 +298,9 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     for path in _files(paths):
         file = str(path)
         for index, doc in enumerate(_documents(path)):
+            deep = _too_deep(doc)
+            if deep is not None:
+                raise ManifestError(file, index, deep, f"nested deeper than {MAX_NESTING_DEPTH} levels")
             for raw, prefix in _expand(doc, file, index):
                 kind = raw.get("kind")
                 if not kind:

@@ -111,11 +111,22 @@ def template_hash(template: Any, collisions: int = 0) -> str:
     """A pod-template-hash / controller-revision-hash: upstream hashes the template with
     FNV-32a (controller.ComputeHash) and writes the decimal value through SafeEncodeString;
     this hashes the template's canonical JSON the same way (stable, not byte-identical)."""
-    data = json.dumps(template, sort_keys=True, separators=(",", ":"), default=str)
+    data = json.dumps(_string_keys(template), sort_keys=True, separators=(",", ":"), default=str)
     if collisions:
         data += f"#{collisions}"
     value = int.from_bytes(hashlib.sha256(data.encode()).digest()[:4], "big")
     return safe_encode(str(value))
+
+
+def _string_keys(value: Any) -> Any:
+    """``value`` with every mapping key a string, as sigs.k8s.io/yaml turns YAML into JSON
+    (``1: x`` -> ``"1": x``): sort_keys cannot order mixed int/str keys. The loader bounds
+    the nesting depth, so recursing here is safe."""
+    if isinstance(value, Mapping):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
 
 
 def _suffix(seed: str) -> str:
