@@ -39,10 +39,18 @@ class FieldError(KubeschedError):
         return FieldError(path, self.message)
 
 
+def _one_line(text: str) -> str:
+    """Errors are printed as one line: control characters from the input are escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class ManifestError(KubeschedError):
     """A manifest cannot be used; the message names the file, document and field."""
 
     def __init__(self, file: str, document: int | None, field: str, message: str) -> None:
+        field, message = _one_line(field), _one_line(message)
         where = file
         if document is not None:
             where += f": document {document}"
@@ -59,6 +67,7 @@ class ConfigError(KubeschedError):
     """A scheduler configuration (or legacy Policy, or plugin args) is invalid."""
 
     def __init__(self, message: str, *, file: str | None = None, field: str = "") -> None:
+        message, field = _one_line(message), _one_line(field)
         text = message
         if field:
             text = f"{field}: {text}"
