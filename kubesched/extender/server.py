@@ -33,7 +33,6 @@ the request: NodeNames for NodeNames, Nodes for Nodes.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
 import inspect
@@ -43,7 +42,6 @@ import socket
 import ssl
 import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -56,6 +54,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from kubesched._serving import ThreadedServer
 from kubesched.errors import ConfigError, FieldError, KubeschedError
 from kubesched.extender import wire
 from kubesched.framework import Binding
@@ -813,7 +812,7 @@ def serve(app: Any, *, host: str = "127.0.0.1", port: int = 8888, certfile: str 
     uvicorn.Server(config).run(sockets=[sock])
 
 
-class ServerThread:
+class ServerThread(ThreadedServer):
     """Serve an ASGI app from a background thread, on a port bound before it starts (``port=0``
     picks a free one): for tests, notebooks and embedding. A context manager::
 
@@ -821,46 +820,10 @@ class ServerThread:
             print(srv.url)   # http://127.0.0.1:PORT
     """
 
+    what = "extender server"
+
     def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0, certfile: str | None = None,
                  keyfile: str | None = None, client_ca: str | None = None, log_level: str = "warning") -> None:
-        self.host = host
-        self._config = _uvicorn_config(app, host=host, port=port, certfile=certfile, keyfile=keyfile,
-                                       client_ca=client_ca, log_level=log_level)
-        self._server = uvicorn.Server(self._config)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP
-        # (accepted sockets inherit 0 otherwise), and without it every keep-alive reply waits
-        # out the client's delayed ACK (~40 ms).
-        self._sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, port))
-        self.port: int = self._sock.getsockname()[1]
-        self.scheme = "https" if certfile else "http"
-        self._thread = threading.Thread(target=functools.partial(self._server.run, sockets=[self._sock]),
-                                        name=f"extender-server-{self.port}", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}:{self.port}"
-
-    def start(self, timeout: float = 10.0) -> ServerThread:
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self._sock.close()
-                raise RuntimeError(f"extender server on {self.url} did not start")
-            time.sleep(0.01)
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout)
-        self._sock.close()
-
-    def __enter__(self) -> ServerThread:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        config = _uvicorn_config(app, host=host, port=port, certfile=certfile, keyfile=keyfile,
+                                 client_ca=client_ca, log_level=log_level)
+        super().__init__(config, host=host, port=port, https=bool(certfile), thread_name="extender-server")

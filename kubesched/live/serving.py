@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import socket
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from kubesched._serving import ThreadedServer
 from kubesched.errors import ConfigError
 
 log = logging.getLogger("kubesched.serving")
@@ -437,53 +436,16 @@ def _uvicorn_config(app: Any, host: str, port: int, cert_file: str | None, key_f
                           timeout_graceful_shutdown=2)
 
 
-class ServingThread:
+class ServingThread(ThreadedServer):
     """Serve an ASGI app from a daemon thread on a socket bound up front (``port=0`` picks a
     free port — for tests; use :func:`start_serving` for the ``--secure-port`` semantics)."""
 
+    what = "serving"
+
     def __init__(self, app: Any, *, host: str = DEFAULT_BIND_ADDRESS, port: int = 0, cert_file: str | None = None,
                  key_file: str | None = None, log_level: str = "warning") -> None:
-        self.host = host
-        self._server = uvicorn.Server(_uvicorn_config(app, host, port, cert_file, key_file, log_level))
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._sock = socket.socket(family, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._sock.bind((host, port))
-        except OSError as e:
-            self._sock.close()
-            raise ConfigError(f"cannot listen on {host}:{port}: {e}") from None
-        self.port: int = self._sock.getsockname()[1]
-        self.scheme = "https" if cert_file else "http"
-        self._thread = threading.Thread(target=functools.partial(self._server.run, sockets=[self._sock]),
-                                        name=f"kubesched-serving-{self.port}", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}:{self.port}"
-
-    def start(self, timeout: float = 10.0) -> ServingThread:
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self._server.should_exit = True
-                self._sock.close()
-                raise ConfigError(f"serving on {self.url} did not start")
-            time.sleep(0.01)
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout)
-        self._sock.close()
-
-    def __enter__(self) -> ServingThread:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(_uvicorn_config(app, host, port, cert_file, key_file, log_level), host=host, port=port,
+                         https=bool(cert_file), thread_name="kubesched-serving")
 
 
 def start_serving(app: Any, *, bind_address: str = DEFAULT_BIND_ADDRESS, secure_port: int = DEFAULT_SECURE_PORT,
