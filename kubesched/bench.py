@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from kubesched._cache import Cache
-from kubesched._runtime.handle import FrameworkHandle, Nominator
+from kubesched._queue import QueueNominator
+from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
@@ -268,7 +269,7 @@ def run_bench(workload: str, num_nodes: int, num_pods: int | None = None, *, ini
     cache.add_nodes(setup.nodes)
     for p in setup.running:
         cache.add_pod(p)
-    nominator = Nominator()
+    nominator = QueueNominator()
     rng = random.Random(seed)
     namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
                   for ns in ("default", *setup.namespaces)]
@@ -423,7 +424,7 @@ def _run_extender_once(nodes: list[Node], pods: list[Pod], extenders: list[Any],
                        ) -> tuple[list[float], dict[str, str], list[str]]:
     cache = Cache(len(nodes))
     cache.add_nodes(nodes)
-    nominator = Nominator()
+    nominator = QueueNominator()
     rng = random.Random(seed)
     namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})]
     objects = MemoryObjects(pods=pods, namespaces=namespaces)

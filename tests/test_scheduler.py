@@ -9,7 +9,8 @@ import pytest
 from builders import make_node, make_pod
 
 from kubesched._cache import Cache
-from kubesched._runtime.handle import FrameworkHandle, Nominator
+from kubesched._queue import QueueNominator
+from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
@@ -25,7 +26,7 @@ def make_scheduler(nodes: list[Node], pods: list[Pod] = (), *, deterministic: bo
     cache.add_nodes(nodes)
     for p in pods:
         cache.add_pod(p)
-    nominator = Nominator()
+    nominator = QueueNominator()
     profile = default_configuration().profiles[0]
     handle = FrameworkHandle(cache, MemoryObjects(pods=pods), nominator, deterministic=deterministic,
                              rng=random.Random(1))

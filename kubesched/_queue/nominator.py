@@ -5,9 +5,9 @@ what the scheduler decided: the in-memory nomination is what filtering with nomi
 pods and preemption use.
 
 Besides the upstream-named methods (add_nominated_pod, delete_nominated_pod_if_exists,
-update_nominated_pod, nominated_pods_for_node) it offers the small interface of
-kubesched._runtime.handle.Nominator (add, delete, nominated_node, bool()) so either can
-back a FrameworkHandle.
+update_nominated_pod, nominated_pods_for_node) it implements the framework's PodNominator
+(add, delete, nominated_node, nominated_node_names, bool()): it is the one nominator behind
+every FrameworkHandle, the simulators, live mode and the benchmarks.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class QueueNominator:
         """NominatedPodsForNode: a copy of the list (pods are immutable)."""
         return list(self._by_node.get(node_name, ()))
 
-    # ---------------------------------------------------------------- _runtime.handle.Nominator API
+    # ---------------------------------------------------------------- the framework's PodNominator API
     def add(self, pod_info: PodInfo, node_name: str) -> None:
         """Nominate ``node_name`` (Override); an empty name clears the nomination."""
         if not node_name:

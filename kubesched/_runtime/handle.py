@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubesched._cache import Cache, Snapshot
+from kubesched._queue.nominator import QueueNominator
 from kubesched._runtime.waiting_pods import WaitingPod, WaitingPods
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.framework import CycleState, Extender, NodeInfo, PodInfo, Status
@@ -16,42 +17,6 @@ from kubesched.objects import Node, Pod
 
 if TYPE_CHECKING:
     from kubesched._runtime.framework import Framework
-
-
-class Nominator:
-    """Nominated pods per node (internal/queue: nominator)."""
-
-    def __init__(self) -> None:
-        self._by_node: dict[str, list[PodInfo]] = {}
-        self._node_of: dict[str, str] = {}
-
-    def add(self, pod_info: PodInfo, node_name: str) -> None:
-        self.delete(pod_info.pod)
-        if not node_name:
-            return
-        self._by_node.setdefault(node_name, []).append(pod_info)
-        self._node_of[pod_info.pod.uid] = node_name
-
-    def delete(self, pod: Pod) -> None:
-        node = self._node_of.pop(pod.uid, None)
-        if node is None:
-            return
-        lst = self._by_node.get(node, [])
-        lst[:] = [pi for pi in lst if pi.pod.uid != pod.uid]
-        if not lst:
-            self._by_node.pop(node, None)
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self._by_node.get(node_name, ()))
-
-    def nominated_node(self, pod: Pod) -> str:
-        return self._node_of.get(pod.uid, "")
-
-    def nominated_node_names(self) -> list[str]:
-        return [node for node, lst in self._by_node.items() if lst]
-
-    def __bool__(self) -> bool:
-        return bool(self._node_of)
 
 
 class FrameworkHandle:
@@ -66,7 +31,7 @@ class FrameworkHandle:
                  extenders: Sequence[Extender] = ()) -> None:
         self.cache = cache
         self._objects: ObjectLister = objects if objects is not None else MemoryObjects()
-        self._nominator = nominator if nominator is not None else Nominator()
+        self._nominator = nominator if nominator is not None else QueueNominator()
         self._profile_name = profile_name
         self._binder = binder
         self._deleter = deleter

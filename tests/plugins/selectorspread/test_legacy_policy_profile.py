@@ -12,7 +12,8 @@ from typing import Any
 from builders import make_node, make_pod, obj
 
 from kubesched._cache import Cache
-from kubesched._runtime.handle import FrameworkHandle, Nominator
+from kubesched._queue import QueueNominator
+from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config.policy import parse_policy
@@ -73,7 +74,7 @@ def test_a_policy_with_every_legacy_plugin_schedules() -> None:
     cache.add_nodes(nodes)
     for p in running:
         cache.add_pod(p)
-    nominator = Nominator()
+    nominator = QueueNominator()
     handle = FrameworkHandle(cache, objects, nominator, deterministic=True, rng=random.Random(1))
     fwk = build_framework(profile, REGISTRY, handle)
     assert {p.name for p in fwk.plugins_at("Filter")} >= {"NodeLabel", "ServiceAffinity"}
