@@ -183,7 +183,7 @@ class TimelineSimulator(Simulator):
         self.queue.move_all_to_active_or_backoff_queue(events.PVC_UPDATE)
 
     def _victim_updated(self, old: Pod, new: Pod) -> None:
-        self._count_moves(self.queue.assigned_pod_updated(old, new))
+        self.queue.assigned_pod_updated(old, new)
 
     def _victim_gone(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)
@@ -192,10 +192,7 @@ class TimelineSimulator(Simulator):
         self.deleted.add(pod.uid)
         self._event("Deleted", pod, f"pod {pod.key} terminated after its grace period")
         self._changes += 1
-        self._count_moves(self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE))
-
-    def _count_moves(self, moved: int) -> None:
-        del moved  # the queue counts incoming pods itself
+        self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
 
     # ---- the loop
     def run(self) -> TimelineResult:
@@ -362,7 +359,7 @@ class TimelineSimulator(Simulator):
         # the pod itself) for a rejection. A Reserve/Permit failure in the scheduling cycle
         # moves nothing.
         if binding and attempt.outcome != "Unschedulable":
-            self._count_moves(self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE))
+            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
         bound = self.current.get(pod.uid, pod)
         if bound.node_name:
             # The bind went through although the binding cycle failed (a Bind plugin reported an
@@ -373,8 +370,8 @@ class TimelineSimulator(Simulator):
             self.queue.done(pod.uid)
             self._changes += 1
             if binding and attempt.outcome == "Unschedulable":
-                self._count_moves(self.queue.move_all_to_active_or_backoff_queue(
-                    events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid))
+                self.queue.move_all_to_active_or_backoff_queue(
+                    events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid)
             self.queue.assigned_pod_added(bound)
             return
         if attempt.assumed is not None:
@@ -396,8 +393,8 @@ class TimelineSimulator(Simulator):
             self.queue.add_unschedulable_if_not_present(qpi, cycle)
             self._failed_at_change[pod.uid] = self._changes
         if binding and rejected:
-            self._count_moves(self.queue.move_all_to_active_or_backoff_queue(
-                events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid))
+            self.queue.move_all_to_active_or_backoff_queue(
+                events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid)
 
     def _erring_since(self, uid: str) -> None:
         since, at = self._erring.get(uid, (self.clock.now(), self._changes))
