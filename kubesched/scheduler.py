@@ -200,8 +200,9 @@ class Scheduler:
     # ------------------------------------------------------------------ filtering
     def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                                      nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
-        """findNodesThatPassFilters, evaluated serially from nextStartNodeIndex and stopping
-        at the k-th feasible node. Batch filters decide pass/fail over all candidates at
+        """findNodesThatPassFilters as run by one worker: nodes in order from
+        nextStartNodeIndex until a node passes that would be the (k+1)-th feasible one (it is
+        dropped; nodes that failed after the k-th feasible node keep their status). Batch filters decide pass/fail over all candidates at
         once; the per-node filters then give the exact status of each rejected node."""
         n = len(nodes)
         if n == 0:
@@ -254,10 +255,11 @@ class Scheduler:
                     if not ok[pos]:
                         assert st is not None
                         special_status[pos] = st
-            cum = np.cumsum(ok)
-            total_ok = int(cum[-1])
-            cutoff = n if total_ok < k else int(np.searchsorted(cum, k)) + 1
-            feasible = [order[pos] for pos in np.flatnonzero(ok[:cutoff]).tolist()]
+            # One worker's loop: the node that would be the (k+1)-th feasible one cancels the
+            # search and is dropped; the nodes that failed before it keep their status.
+            passing = np.flatnonzero(ok)
+            cutoff = n if passing.size <= k else int(passing[k])
+            feasible = [order[pos] for pos in passing[:k].tolist()]
             failing = np.flatnonzero(~ok[:cutoff])
             if special_status:
                 for pos in failing.tolist():
@@ -271,10 +273,10 @@ class Scheduler:
             return feasible
         # General path: nominated pods or per-node-only (user) filter plugins.
         for ni in order:
-            if len(feasible) >= k:
-                break
             s = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
             if s is None or s.code == Code.SUCCESS:
+                if len(feasible) >= k:
+                    break  # the (k+1)-th feasible node cancels the search, uncounted
                 feasible.append(ni)
                 continue
             if s.code == Code.ERROR:

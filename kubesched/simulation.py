@@ -93,7 +93,7 @@ class Simulator:
         self.config = config if config is not None else default_configuration()
         self.deterministic = deterministic
         self.rng = random.Random(0 if deterministic and seed is None else seed)
-        self.cache = Cache(max(len(objs.nodes), 1))
+        self.cache = Cache(max(len(objs.nodes), 1), by_name=deterministic)
         self.cache.add_nodes(objs.nodes)
         for p in objs.pods:
             if p.node_name and not p.is_terminal:

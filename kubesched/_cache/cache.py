@@ -78,7 +78,11 @@ class Snapshot:
 class Cache:
     """Nodes and the pods on them, including assumed (bound-in-cycle) pods."""
 
-    def __init__(self, capacity: int = 64) -> None:
+    def __init__(self, capacity: int = 64, *, by_name: bool = False) -> None:
+        """``by_name``: list nodes in node-name order instead of the node tree's zone
+        round-robin (the conformance procedure: one canonical order, independent of the
+        order the nodes were added in)."""
+        self.by_name = by_name
         self.table = NodeTable(capacity)
         self.node_infos: dict[str, NodeInfo] = {}
         self._order: list[NodeInfo] | None = None
@@ -127,9 +131,12 @@ class Cache:
 
     def ordered(self) -> list[NodeInfo]:
         if self._order is None:
-            by_name = self.node_infos
-            self._order = [by_name[n.meta.name] for n in node_tree_order(
-                ni.node for ni in by_name.values() if ni.node is not None)]
+            infos = self.node_infos
+            if self.by_name:
+                self._order = [infos[name] for name in sorted(infos) if infos[name].node is not None]
+            else:
+                self._order = [infos[n.meta.name] for n in node_tree_order(
+                    ni.node for ni in infos.values() if ni.node is not None)]
         return self._order
 
     def _refresh_images(self) -> None:

@@ -14,8 +14,7 @@ Where upstream runs in parallel or iterates a Go map, this runs serially in a fi
 
 * The dry run checks potential nodes in order ``(offset + i) % n`` and stops where upstream's
   cancel() would (enough candidates, at least one without PDB violations). With
-  ``handle.deterministic`` the offset is 0 and, below 100 potential nodes, every node is
-  examined (the conformance procedure).
+  ``handle.deterministic`` the offset is 0 (the conformance procedure).
 * pickOneNodeForPreemption's last tie goes to the first remaining candidate: in dry-run order,
   or, with ``handle.deterministic``, the lexicographically smallest node name.
 
@@ -59,8 +58,6 @@ PREEMPT_NEVER = "Never"
 # v1.DisruptionTarget / v1.PodReasonPreemptionByScheduler.
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
-# Below this many potential nodes, a deterministic run examines all of them.
-_DETERMINISTIC_ALL_NODES_BELOW = 100
 _MAX_INT32 = 2**31 - 1
 
 
@@ -362,11 +359,10 @@ class DefaultPreemption:
 
     def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         """GetOffsetAndNumCandidates: a random offset in [0, n) (0 when deterministic) and
-        the number of candidates to shortlist."""
+        the number of candidates to shortlist. With the default args (at least 100
+        candidates) every potential node of a cluster under 100 nodes is examined."""
         num = self.calculate_num_candidates(num_nodes)
         if self.handle.deterministic:
-            if num_nodes < _DETERMINISTIC_ALL_NODES_BELOW:
-                num = num_nodes
             return 0, num
         return (self.handle.rng.randrange(num_nodes) if num_nodes > 0 else 0), num
 
