@@ -93,17 +93,18 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
               help="Skip (and report) objects of kinds kubesched does not know, such as custom resources, instead "
                    "of failing. Known kinds irrelevant to scheduling (ConfigMap, Secret, RBAC, Events, ...) are "
                    "always skipped and reported.")
-@click.option("--controllers", "controllers", type=click.Choice(["auto", "all", "none"]), default="auto",
-              show_default=True,
+@click.option("--controllers", "controllers", type=click.Choice(["auto", "all", "none"]), default=None,
               help="Which workload controllers lacking their pods get the pods their controller would create, as "
-                   "pending pods. auto: Deployments, DaemonSets and Jobs always; ReplicaSets, StatefulSets and "
-                   "ReplicationControllers only when the input shows controllers at work (a Deployment, "
-                   "DaemonSet, Job or CronJob, or an object with a controller ownerReference). all: every one. "
-                   "none: objects are read as written.")
+                   "pending pods (a what-if of the default mode). auto (default): Deployments, DaemonSets and Jobs "
+                   "always; ReplicaSets, StatefulSets and ReplicationControllers only when the input shows "
+                   "controllers at work (a Deployment, DaemonSet, Job or CronJob, or an object with a controller "
+                   "ownerReference), e.g. a dump holding some of a ReplicaSet's pods but fewer than spec.replicas: "
+                   "a controller mid-flight. all: every one. none: objects are read as written. With "
+                   "--deterministic (the conformance procedure) it is always none.")
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
-             timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str = "auto",
+             timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str | None = None,
              explain_only: bool = False) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
     the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
@@ -113,6 +114,14 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     from kubesched.simulation import Simulator
     from kubesched.timeline import TimelineResult, TimelineSimulator
 
+    # `explain` runs the deterministic procedure on the what-if input (controllers' pods
+    # included), so a pod `simulate` created can be explained.
+    if deterministic and not explain_only and controllers not in (None, "none"):
+        raise click.UsageError(f"--deterministic reads the input as written (the conformance procedure), so it "
+                               f"never creates controllers' pods: drop --controllers {controllers}, or drop "
+                               f"--deterministic for the what-if")
+    if controllers is None:
+        controllers = "none" if deterministic and not explain_only else "auto"
     registry = full_registry(plugins)
     cfg = _load_config(config, policy)
     objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
@@ -148,6 +157,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             "ignored": [{"file": i.file, "document": i.document, "kind": i.kind, "name": i.name,
                          "apiVersion": i.api_version, "known": i.known} for i in objs.ignored],
             "generated": objs.generated,
+            "generatedWhy": objs.generated_why,
             "generatedObjects": objs.generated_objects,
             "notExpanded": objs.not_expanded,
             "notes": objs.notes,
@@ -219,11 +229,14 @@ def load_summary(objs: Any) -> list[str]:
         lines.append(f"ignored {_plural(len(objs.ignored), 'object')}: {_counted(kinds)}")
     if objs.generated:
         n = sum(len(pods) for pods in objs.generated.values())
-        shown = [f"{key} ({len(pods)})" for key, pods in list(objs.generated.items())[:5]]
-        if len(objs.generated) > 5:
-            shown.append(f"{len(objs.generated) - 5} more")
-        lines.append(f"generated {_plural(n, 'pod')} from {_plural(len(objs.generated), 'controller')}: "
-                     f"{', '.join(shown)}")
+        lines.append(f"generated {_plural(n, 'pod')} from {_plural(len(objs.generated), 'controller')}, the pods "
+                     f"their controllers would create next (--controllers none reads the input as written):")
+        items = list(objs.generated.items())
+        for key, pods in items[:10]:
+            why = objs.generated_why.get(key, "")
+            lines.append(f"  {key}: {_plural(len(pods), 'pod')}" + (f" ({why})" if why else ""))
+        if len(items) > 10:
+            lines.append(f"  {len(items) - 10} more controllers (-o json lists them)")
     if objs.not_expanded:
         more = f", {len(objs.not_expanded) - 5} more" if len(objs.not_expanded) > 5 else ""
         lines.append(f"read as written, without the pods their controller would create (--controllers all creates "

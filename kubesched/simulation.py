@@ -80,6 +80,14 @@ def step_to_json(step: Step) -> dict[str, Any]:
     }
 
 
+def terminal_pod_reason(pod: Pod) -> str:
+    """Why a pending pod in phase Succeeded/Failed is never attempted: kube-scheduler's pod
+    informer lists with the field selector status.phase!=Succeeded,status.phase!=Failed
+    (scheduler.go: NewInformerFactory), so it never sees such a pod."""
+    return (f"status.phase is {pod.phase}: a terminal pod is never scheduled (kube-scheduler's informer excludes "
+            f"Succeeded and Failed pods)")
+
+
 class Simulator:
     """Loads the objects into an in-memory cluster and runs the scheduler over it.
 
@@ -193,7 +201,10 @@ class Simulator:
         skipped: dict[str, str] = {}
         queue: list[tuple[Any, ...]] = []
         for i, p in enumerate(self.objs.pods):
-            if p.node_name or p.is_terminal:
+            if p.node_name:
+                continue
+            if p.is_terminal:
+                skipped[p.key] = terminal_pod_reason(p)
                 continue
             fwk = self.profiles.get(p.scheduler_name)
             if fwk is None:

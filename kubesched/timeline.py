@@ -28,7 +28,7 @@ from kubesched.framework import ClusterEvent, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod, PodCondition
 from kubesched.plugins.registry import Factory
 from kubesched.scheduler import EXTENDER_NAME, Attempt
-from kubesched.simulation import SimulationResult, Simulator, Step
+from kubesched.simulation import SimulationResult, Simulator, Step, terminal_pod_reason
 
 # scheduler_preemption_victims buckets: exponential(1, 2, 7)
 _VICTIM_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
@@ -199,7 +199,10 @@ class TimelineSimulator(Simulator):
         res = self._result
         res.start = self.clock.now()
         for p in self.objs.pods:
-            if p.node_name or p.is_terminal:
+            if p.node_name:
+                continue
+            if p.is_terminal:
+                res.skipped[p.key] = terminal_pod_reason(p)
                 continue
             if p.scheduler_name not in self.profiles:
                 res.skipped[p.key] = f"schedulerName {p.scheduler_name!r} is not one of this scheduler's profiles"

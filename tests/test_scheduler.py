@@ -4,9 +4,11 @@ FitError messages, and the binding path."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from builders import make_node, make_pod
+from simkit import config, enable, registry
 
 from kubesched._cache import Cache
 from kubesched._queue import QueueNominator
@@ -14,23 +16,23 @@ from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
-from kubesched.framework import CycleState
+from kubesched.framework import CycleState, NodeInfo, Status
 from kubesched.objects import Node, Pod
 from kubesched.plugins.registry import REGISTRY
 from kubesched.scheduler import Scheduler, truncate_message
 
 
 def make_scheduler(nodes: list[Node], pods: list[Pod] = (), *, deterministic: bool = True,  # type: ignore[assignment]
-                   percentage: int = 0) -> Scheduler:
+                   percentage: int = 0, profile: Any = None, reg: Any = REGISTRY) -> Scheduler:
     cache = Cache(len(nodes) or 1)
     cache.add_nodes(nodes)
     for p in pods:
         cache.add_pod(p)
     nominator = QueueNominator()
-    profile = default_configuration().profiles[0]
+    profile = profile if profile is not None else default_configuration().profiles[0]
     handle = FrameworkHandle(cache, MemoryObjects(pods=pods), nominator, deterministic=deterministic,
                              rng=random.Random(1))
-    fwk = build_framework(profile, REGISTRY, handle)
+    fwk = build_framework(profile, reg, handle)
     return Scheduler({profile.scheduler_name: fwk}, cache, nominator, deterministic=deterministic,
                      rng=random.Random(1), percentage_of_nodes_to_score=percentage)
 
@@ -64,7 +66,7 @@ def test_profile_percentage_of_nodes_to_score(profile_pct: int | None, expected:
     assert s.num_feasible_nodes_to_find(fwk, 1000) == expected
 
 
-def test_filtering_stops_at_the_kth_feasible_node_and_rotates_the_start_index() -> None:
+def test_filtering_cancels_after_the_kth_feasible_node_and_rotates_the_start_index() -> None:
     s = make_scheduler(nodes(200), percentage=50)
     a = s.schedule_one(make_pod().name("p").req(cpu="100m").obj())
     assert a.outcome == "Scheduled"
@@ -72,6 +74,60 @@ def test_filtering_stops_at_the_kth_feasible_node_and_rotates_the_start_index() 
     assert s.next_start_node_index == 100
     s.schedule_one(make_pod().name("q").req(cpu="100m").obj())
     assert s.next_start_node_index == 0
+
+
+class OddNodesOut:
+    """A user's per-node Filter plugin (no filter_batch): rejects the nodes listed in its args."""
+
+    name = "OddNodesOut"
+
+    def __init__(self, rejected: set[str]) -> None:
+        self.rejected = rejected
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return Status.unschedulable("odd node") if node_info.name in self.rejected else None
+
+
+def sampled_scheduler(names: list[str], rejected: set[str], per_node: bool) -> Scheduler:
+    """120 nodes (numNodesToFind = 100); ``rejected`` fail a filter: by taint on the batch
+    path, by a user's per-node plugin on the general one."""
+    taint = not per_node
+    built = [make_node().name(n).capacity(cpu="4", memory="32Gi", pods=110) for n in names]
+    node_objs = [(b.taint("out", "x") if taint and b.obj().name in rejected else b).obj() for b in built]
+    if not per_node:
+        return make_scheduler(node_objs)
+    cfg = config({"plugins": enable(filter=["OddNodesOut"])})
+    return make_scheduler(node_objs, profile=cfg.profiles[0],
+                          reg=registry(OddNodesOut=lambda args, handle: OddNodesOut(rejected)))
+
+
+@pytest.mark.parametrize("per_node", [False, True], ids=["with batch filters", "with a per-node user filter"])
+@pytest.mark.parametrize(("rejected_at", "feasible", "failures", "next_start"), [
+    ([], 100, 0, 100),
+    ([100, 101, 102], 100, 3, 103),
+    ([5, 100, 101], 100, 3, 103),
+    ([10, 20], 100, 2, 102),
+    (list(range(100, 120)), 100, 20, 0),
+    (list(range(30, 120)), 30, 90, 0),
+], ids=["no failure: the 101st feasible node cancels the search uncounted",
+        "nodes failing after the 100th feasible node keep their status",
+        "failures on both sides of the 100th feasible node are all recorded",
+        "failures before the 100th only",
+        "every node after the 100th fails: the whole list is searched",
+        "fewer feasible nodes than wanted: the whole list is searched"])
+def test_the_search_runs_as_one_worker_until_the_node_after_the_kth_feasible_one(
+        per_node: bool, rejected_at: list[int], feasible: int, failures: int, next_start: int) -> None:
+    # findNodesThatPassFilters with one worker: a node that passes when numNodesToFind are
+    # already feasible cancels the search and is dropped; nodes that failed before it stay
+    # in the status map, and nextStartNodeIndex moves by feasible + failures.
+    names = [f"n{i:03d}" for i in range(120)]
+    s = sampled_scheduler(names, {names[i] for i in rejected_at}, per_node)
+    a = s.schedule_one(make_pod().name("p").req(cpu="100m").obj())
+    assert a.outcome == "Scheduled"
+    assert len(a.feasible) == feasible
+    assert sorted(a.diagnosis.node_to_status) == sorted(names[i] for i in rejected_at if i < feasible + failures)
+    assert len(a.diagnosis.node_to_status) == failures
+    assert s.next_start_node_index == next_start
 
 
 def test_one_feasible_node_is_chosen_without_scoring() -> None:

@@ -60,6 +60,7 @@ from kubesched.objects.workloads import (
     Inventory,
     controller_key,
     expand,
+    generated_name,
     object_uid,
 )
 
@@ -126,6 +127,8 @@ class ClusterObjects:
     # Controller ("Deployment default/web") -> keys of the pods synthesized for it, and the
     # other objects synthesized ("ReplicaSet default/web-5d8c7b9f6", PVCs of StatefulSets).
     generated: dict[str, list[str]] = field(default_factory=dict)
+    # Controller -> why its pods were created (what its controller saw in the input).
+    generated_why: dict[str, str] = field(default_factory=dict)
     generated_objects: list[str] = field(default_factory=list)
     # Controllers left without the pods they lack (controllers="auto": see load_manifests).
     not_expanded: list[str] = field(default_factory=list)
@@ -188,6 +191,24 @@ def _textual_depth(text: str) -> int:
     return max(deepest, max(runs, default=0))
 
 
+def _event_depth(text: str) -> int:
+    """The exact collection depth, from libyaml's event stream (the parser does not recurse;
+    only the composer does). Slower than _textual_depth, so only run to confirm it: brackets
+    inside strings (huge annotations, last-applied-configuration, scripts in args) inflate
+    the textual estimate of a real dump."""
+    depth = deepest = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                deepest = max(deepest, depth)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        pass  # load_all reports the error with its place
+    return deepest
+
+
 def _too_deep(doc: Any) -> str | None:
     """The path of the first value nested deeper than MAX_NESTING_DEPTH, or None (iterative:
     the check must not recurse itself)."""
@@ -212,7 +233,7 @@ def _documents(path: Path) -> list[Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ManifestError(str(path), None, "", f"cannot read: {e}") from None
-    if _textual_depth(text) > 10 * MAX_NESTING_DEPTH:
+    if _textual_depth(text) > 10 * MAX_NESTING_DEPTH and _event_depth(text) > 10 * MAX_NESTING_DEPTH:
         raise ManifestError(str(path), None, "", f"nested deeper than {MAX_NESTING_DEPTH} levels")
     try:
         return list(yaml.load_all(text, Loader=_Loader))
@@ -241,21 +262,24 @@ def _document_at(text: str, index: int) -> int:
     return max(starts - 1, 0)
 
 
-def _expand(doc: Any, file: str, index: int) -> list[tuple[Mapping[str, Any], str]]:
-    """A document, or the items of a ``kind: List`` / ``*List``, each with its field prefix."""
+def _expand(doc: Any, file: str, index: int, prefix: str = "") -> list[tuple[Mapping[str, Any], str]]:
+    """A document, or the items of a ``kind: List`` / ``*List``, each with its field prefix.
+    Lists nest (``kubectl get`` of several resources, concatenated dumps wrapped in a List):
+    a List item that is itself a List is expanded in place."""
     if doc is None:
         return []
     if not isinstance(doc, Mapping):
-        raise ManifestError(file, index, "", f"a document must be an object, got {type(doc).__name__}")
+        raise ManifestError(file, index, prefix.rstrip("."), f"a document must be an object, got {type(doc).__name__}")
     kind = doc.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
         items = doc.get("items") or []
         if not isinstance(items, list):
-            raise ManifestError(file, index, "items", "must be a list")
+            raise ManifestError(file, index, f"{prefix}items", "must be a list")
         out: list[tuple[Mapping[str, Any], str]] = []
         for i, item in enumerate(items):
+            where = f"{prefix}items[{i}]"
             if not isinstance(item, Mapping):
-                raise ManifestError(file, index, f"items[{i}]", "must be an object")
+                raise ManifestError(file, index, where, "must be an object")
             item = dict(item)
             if kind != "List":
                 # A typed list (NodeList, PodList, ... as the API returns it) omits the items'
@@ -264,9 +288,40 @@ def _expand(doc: Any, file: str, index: int) -> list[tuple[Mapping[str, Any], st
                     item["kind"] = kind[: -len("List")]
                 if "apiVersion" not in item and "apiVersion" in doc:
                     item["apiVersion"] = doc["apiVersion"]
-            out.append((item, f"items[{i}]."))
+            out.extend(_expand(item, file, index, f"{where}."))
         return out
-    return [(doc, "")]
+    return [(doc, prefix)]
+
+
+def _without_managed_fields(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """metadata.managedFields (server-side apply bookkeeping, often the largest part of a
+    dumped object) never matters to scheduling: dropped so that the objects kept in memory
+    are not twice their size."""
+    md = raw.get("metadata")
+    if isinstance(md, Mapping) and "managedFields" in md:
+        return {**raw, "metadata": {k: v for k, v in md.items() if k != "managedFields"}}
+    return raw
+
+
+def _named(raw: Mapping[str, Any], kind: str, seed: str, seen: Mapping[tuple[str, str, str], Source],
+           generated: list[str]) -> Mapping[str, Any]:
+    """An object with metadata.generateName and no name gets the name the API server's
+    create would give it (names.SimpleNameGenerator: the base + 5 random characters; here
+    drawn from a stable hash of its place in the input), unique among the objects read."""
+    md = raw.get("metadata")
+    if not isinstance(md, Mapping) or md.get("name"):
+        return raw
+    base = md.get("generateName")
+    if not isinstance(base, str) or not base:
+        return raw
+    ns = md.get("namespace") or ""
+    ns = ns if isinstance(ns, str) else ""
+    for attempt in range(100):
+        name = generated_name(base, seed, attempt)
+        if (kind, ns, name) not in seen:
+            break
+    generated.append(f"{kind} {ns}/{name}" if ns else f"{kind} {name}")
+    return {**raw, "metadata": {**md, "name": name}}
 
 
 def _ignored(raw: Mapping[str, Any], file: str, index: int, kind: str, known: bool) -> IgnoredObject:
@@ -295,6 +350,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     slots: list[tuple[Pod | Workload, Source, str]] = []
     seen: dict[tuple[str, str, str], Source] = {}
     controllers_at_work = False
+    generated_names: list[str] = []
     for path in _files(paths):
         file = str(path)
         for index, doc in enumerate(_documents(path)):
@@ -330,6 +386,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                                         f"unsupported kind {kind!r} (supported: {', '.join(sorted(PARSERS))}{hint})")
                 assert isinstance(kind, str)
                 parser = PARSERS[kind][1]
+                raw = _named(_without_managed_fields(raw), kind, f"{file}#{index}#{prefix}", seen, generated_names)
                 try:
                     obj = parser(raw)
                 except FieldError as e:
@@ -345,6 +402,10 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                 if kind == "Pod" or kind in CONTROLLER_KINDS:
                     slots.append((obj, src, prefix))
                 controllers_at_work |= kind in NEW_CONTROLLER_KINDS or obj.meta.controller_ref() is not None
+    if generated_names:
+        more = f", {len(generated_names) - 5} more" if len(generated_names) > 5 else ""
+        objs.notes.append(f"named {len(generated_names)} object(s) that had only metadata.generateName, as the API "
+                          f"server would on create: {', '.join(generated_names[:5])}{more}")
     expansions = _expand_controllers(objs, slots, controllers, controllers_at_work)
     pod_sources: list[tuple[Pod, Source, str]] = []
     for obj, src, prefix in slots:
@@ -354,7 +415,21 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
             pod_sources.extend((p, src, f"{prefix}spec.template.") for p in expansions[id(obj)].pods)
     objs.pods = [p for p, _, _ in pod_sources]
     _admit(objs, pod_sources)
+    _note_pods_on_missing_nodes(objs)
     return objs
+
+
+def _note_pods_on_missing_nodes(objs: ClusterObjects) -> None:
+    """A dump taken while a node was removed holds pods bound to it. kube-scheduler's cache
+    keeps such pods on a NodeInfo without a node (cache.go: AddPod -> addPod creates one),
+    which no snapshot lists: they take no room anywhere and match no affinity term."""
+    names = {n.name for n in objs.nodes}
+    lost = [p for p in objs.pods if p.node_name and p.node_name not in names and not p.is_terminal]
+    if lost:
+        shown = ", ".join(f"{p.key} on {p.node_name}" for p in lost[:5])
+        more = f", {len(lost) - 5} more" if len(lost) > 5 else ""
+        objs.notes.append(f"{len(lost)} pod(s) bound to nodes missing from the input take no room on any node, as in "
+                          f"kube-scheduler's cache: {shown}{more}")
 
 
 def _expand_controllers(objs: ClusterObjects, slots: list[tuple[Pod | Workload, Source, str]],
@@ -383,7 +458,9 @@ def _expand_controllers(objs: ClusterObjects, slots: list[tuple[Pod | Workload, 
         try:
             exp = expand(obj, inv)
         except FieldError as e:
-            raise ManifestError(src.file, src.document, prefix + e.path, e.message) from None
+            raise ManifestError(src.file, src.document, prefix + e.path,
+                                f"{e.message} (while creating the pods its controller would create; "
+                                f"--controllers none reads it as written)") from None
         for rs in exp.workloads:
             objs.workloads.append(rs)
             objs.sources[id(rs)] = src
@@ -394,6 +471,7 @@ def _expand_controllers(objs: ClusterObjects, slots: list[tuple[Pod | Workload, 
             objs.generated_objects.append(f"PersistentVolumeClaim {pvc.namespace}/{pvc.name}")
         if exp.pods:
             objs.generated[controller_key(obj)] = [p.key for p in exp.pods]
+            objs.generated_why[controller_key(obj)] = exp.why
             out[id(obj)] = exp
     return out
 

@@ -134,6 +134,13 @@ def _suffix(seed: str) -> str:
     return "".join(_ALPHANUMS[b % len(_ALPHANUMS)] for b in digest[:5])
 
 
+def generated_name(base: str, seed: str, attempt: int = 0) -> str:
+    """names.SimpleNameGenerator.GenerateName: ``base`` cut to 58 characters + 5 characters
+    of utilrand's alphabet, drawn from a stable hash of ``seed`` (and ``attempt``, to retry
+    a name already taken) so that a run is reproducible."""
+    return base[:_MAX_GENERATED_BASE] + _suffix(f"{seed}#{attempt}" if attempt else seed)
+
+
 def _rfc3339(ts: float) -> str:
     dt = _dt.datetime.fromtimestamp(ts, _dt.UTC)
     if ts == int(ts):
@@ -234,9 +241,8 @@ class Inventory:
 
     def generate_name(self, namespace: str, base: str, seed: str) -> str:
         """generateName: ``base`` (cut to 58 characters) + 5 characters, unique in the namespace."""
-        base = base[:_MAX_GENERATED_BASE]
         for attempt in itertools.count():
-            name = base + _suffix(f"{seed}#{attempt}" if attempt else seed)
+            name = generated_name(base, seed, attempt)
             if (namespace, name) not in self.pod_names:
                 self.pod_names.add((namespace, name))
                 return name
@@ -254,11 +260,13 @@ class Inventory:
 
 @dataclass(slots=True)
 class Expansion:
-    """What one controller created: pods (in creation order), ReplicaSets, PVCs."""
+    """What one controller created: pods (in creation order), ReplicaSets, PVCs, and why
+    (what the controller saw: "2 of 5 replicas present ...")."""
 
     pods: list[Pod] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
+    why: str = ""
 
 
 # ---------------------------------------------------------------- templates
@@ -379,14 +387,28 @@ def _replicated(w: Workload, inv: Inventory) -> Expansion:
     replicas = _count(spec, "replicas", 1) or 0
     t = _template(w, ("Always",))
     _check_selector(w, t.labels, w.selector)
-    active = [p for p in inv.pods_of(w) if _is_active(p)]
-    out = Expansion()
+    pods = inv.pods_of(w)
+    active = [p for p in pods if _is_active(p)]
+    out = Expansion(why=_replica_why(w, replicas, len(active), inv))
     owner = _owner(w, "apps/v1" if w.kind == "ReplicaSet" else "v1")
     base = f"{w.name}-"
     for k in range(replicas - len(active)):
         name = inv.generate_name(w.namespace, base, f"{controller_key(w)}/{k}")
         out.pods.append(_pod(w, t, name, generate_name=base, labels=t.labels, owner=owner, created=_created(w, inv)))
     return out
+
+
+def _replica_why(w: Workload, replicas: int, active: int, inv: Inventory) -> str:
+    """Why a ReplicaSet/RC/StatefulSet gets pods: a dump holding some of its pods (with its
+    ownerReference) but fewer than spec.replicas shows its controller mid-flight."""
+    owned = sum(1 for p in inv.owned.get((w.kind, w.namespace, w.name), ()) if _is_active(p))
+    why = f"{active} of {replicas} replicas present"
+    if owned:
+        return f"{why} (pods with its ownerReference): its controller is mid-flight and creates the rest"
+    ref = w.meta.controller_ref()
+    if ref is not None:
+        return f"{why}; it is owned by {ref.kind} {ref.name}, whose controller scales it"
+    return f"{why}; the input shows controllers at work (a controller object or an ownerReference)"
 
 
 def _deployment(w: Workload, inv: Inventory) -> Expansion:
@@ -431,6 +453,8 @@ def _deployment(w: Workload, inv: Inventory) -> Expansion:
     except FieldError as e:  # pragma: no cover - built from a validated template
         raise FieldError(e.path, f"in the generated ReplicaSet {rs_name}: {e.message}") from None
     out.workloads.insert(0, rs)
+    out.why = f"it controls no ReplicaSet in the input: its controller creates ReplicaSet {rs_name} with " \
+              f"{replicas} replicas"
     return out
 
 
@@ -467,7 +491,8 @@ def _statefulset(w: Workload, inv: Inventory) -> Expansion:
     kept_volumes = [v for v in _list(t.spec.get("volumes"), "spec.template.spec.volumes")
                     if not (isinstance(v, Mapping) and v.get("name") in claim_names)]
     default_class = inv.default_storage_class()
-    out = Expansion()
+    present = sum(1 for o in range(start, start + replicas) if (w.namespace, f"{w.name}-{o}") in inv.pod_names)
+    out = Expansion(why=_replica_why(w, replicas, present, inv))
     for ordinal in range(start, start + replicas):
         name = f"{w.name}-{ordinal}"
         if (w.namespace, name) in inv.pod_names:
@@ -613,7 +638,7 @@ def _daemonset(w: Workload, inv: Inventory) -> Expansion:
     labels = {**t.labels, CONTROLLER_REVISION_HASH: template_hash(t.raw),
               DS_TEMPLATE_GENERATION: w.meta.annotations.get(DS_TEMPLATE_GENERATION_ANNOTATION, "1")}
     base = f"{w.name}-"
-    out = Expansion()
+    out = Expansion(why="no pod of it on a node it targets")
     for node in inv.nodes:
         if node.name in covered or not _should_run(probe, node, template_node):
             continue
@@ -691,7 +716,8 @@ def _job(w: Workload, inv: Inventory) -> Expansion:
         free = [i for i in range(completions) if i not in done and i not in running]
         indexes = list(free[: max(parallelism - len(active), 0)])
     owner = _owner(w, "batch/v1")
-    out = Expansion()
+    out = Expansion(why=f"{len(active)} active pods of the {len(active) + len(indexes)} it runs at once "
+                        f"(parallelism {parallelism}, {succeeded} succeeded)")
     for k, index in enumerate(indexes):
         base = f"{w.name}-" if index is None else f"{w.name}-{index}-"
         name = inv.generate_name(w.namespace, base, f"{controller_key(w)}/{k if index is None else index}")

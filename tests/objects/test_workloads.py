@@ -673,12 +673,15 @@ def run(*args: str) -> Any:
 def test_simulate_reports_ignored_and_generated_objects(tmp_path: Path) -> None:
     f = write(tmp_path / "m.yaml", node("n1"), ctrl("Deployment", "web", replicas=2), other("v1", "ConfigMap", "a"),
               other("v1", "ConfigMap", "b"), other("v1", "Secret", "s"), other("example.com/v1", "Widget", "w"))
-    r = run("simulate", str(f), "--deterministic", "--ignore-unknown-kinds")
+    r = run("simulate", str(f), "--seed", "1", "--ignore-unknown-kinds")
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[0] == "ignored 4 objects: 2 ConfigMap, 1 Secret, 1 Widget (unknown kind)"
-    assert lines[1] == "generated 2 pods from 1 controller: Deployment default/web (2)"
-    r = run("simulate", str(f), "--deterministic", "--ignore-unknown-kinds", "-o", "json")
+    assert lines[1] == ("generated 2 pods from 1 controller, the pods their controllers would create next "
+                        "(--controllers none reads the input as written):")
+    assert re.fullmatch(r"  Deployment default/web: 2 pods \(it controls no ReplicaSet in the input: its controller "
+                        r"creates ReplicaSet web-\w+ with 2 replicas\)", lines[2])
+    r = run("simulate", str(f), "--seed", "1", "--ignore-unknown-kinds", "-o", "json")
     out = json.loads(r.stdout)
     assert [(i["kind"], i["name"], i["known"]) for i in out["ignored"]] == [
         ("ConfigMap", "a", True), ("ConfigMap", "b", True), ("Secret", "s", True), ("Widget", "w", False)]
@@ -720,10 +723,11 @@ def test_the_dump_example_simulates_with_every_pending_pod_placed_or_explained()
     assert result.final["shop/web-6b7f9c5d84-tz8rh"] == "worker-3"  # the zone with no web replica
     assert result.final["shop/analytics-5f6d8b7c9d-q2w8e"] is None
     assert "3 Insufficient cpu" in result.pending["shop/analytics-5f6d8b7c9d-q2w8e"]
-    r = run("simulate", str(ROOT / "examples" / "dump"), "--deterministic")
+    r = run("simulate", str(ROOT / "examples" / "dump"), "--seed", "1")
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("ignored 14 objects: 3 ConfigMap, 3 Event, ")
-    assert "generated 1 pod from 1 controller: DaemonSet kube-system/kube-proxy (1)" in r.stdout
+    assert "generated 1 pod from 1 controller, " in r.stdout
+    assert "  DaemonSet kube-system/kube-proxy: 1 pod (no pod of it on a node it targets)" in r.stdout
 
 
 def test_the_whatif_example_places_the_deployment() -> None:

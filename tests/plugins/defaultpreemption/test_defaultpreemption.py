@@ -544,13 +544,19 @@ def test_dry_run_offsets_across_cycles_wrap_around() -> None:
     assert got == [["node1", "node5"], ["node2", "node3"], ["node4", "node5"]]
 
 
-def test_deterministic_dry_run_examines_every_node_below_100() -> None:
-    """--deterministic: offset 0 and every potential node is a candidate, whatever the args."""
-    args = DefaultPreemptionArgs(min_candidate_nodes_percentage=40, min_candidate_nodes_absolute=1)
+@pytest.mark.parametrize(("args", "want"), [
+    (DefaultPreemptionArgs(min_candidate_nodes_percentage=40, min_candidate_nodes_absolute=1), ["node1", "node2"]),
+    (DefaultPreemptionArgs(), FIVE),
+], ids=["custom args stop the dry run at 40 percent of the nodes, from offset 0",
+        "the default args (100 candidates at least) examine every node of a small cluster"])
+def test_deterministic_dry_run_starts_at_offset_0_and_honours_the_args(args: DefaultPreemptionArgs,
+                                                                       want: list[str]) -> None:
+    """--deterministic: offset 0 instead of a random one; DryRunPreemption stops as upstream
+    does once numCandidates candidates (one without PDB violations) are found."""
     pods = [pod(f"p{i}", MID, on=f"node{i}", req=LARGE) for i in range(1, 6)]
     env = make_env([node(n) for n in FIVE], pods, args=args, deterministic=True)
-    assert env.pl.get_offset_and_num_candidates(5) == (0, 5)
-    assert [c.name for c in env.dry_run(pod("p", HIGH, req=LARGE))] == FIVE
+    assert env.pl.get_offset_and_num_candidates(5) == (0, len(want))
+    assert [c.name for c in env.dry_run(pod("p", HIGH, req=LARGE))] == want
 
 
 def test_state_changes_of_the_dry_run_stay_on_its_copies() -> None:
