@@ -204,8 +204,11 @@ def _event_depth(text: str) -> int:
                 deepest = max(deepest, depth)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
-    except yaml.YAMLError:
-        pass  # load_all reports the error with its place
+    except yaml.YAMLError as e:
+        # libyaml's own nesting limit (its scanner stops before the events get that deep);
+        # any other error is reported by load_all with its place.
+        if "maximum nesting depth" in str(e):
+            return max(deepest, 10 * MAX_NESTING_DEPTH + 1)
     return deepest
 
 

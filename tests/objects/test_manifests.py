@@ -616,8 +616,8 @@ def test_a_pod_read_from_a_cluster_keeps_its_priority_when_its_class_is_missing(
                  "spec: {nodeName: n1, priorityClassName: high, priority: 1000, containers: [{name: c, image: x}]}\n")
     objs = load_manifests([f])
     assert objs.pods[0].priority == 1000
-    assert objs.notes == [f"{f}: document 0: pod default/running names PriorityClass high which is not in the input; "
-                          "using its spec.priority 1000"]
+    assert objs.notes[0] == (f"{f}: document 0: pod default/running names PriorityClass high which is not in the "
+                             "input; using its spec.priority 1000")
 
 
 def test_a_pod_to_create_naming_a_missing_class_is_still_an_error(tmp_path: Path) -> None:
