@@ -1,4 +1,5 @@
-"""The ``kubesched`` command line: simulate | bench | config | extender.
+"""The ``kubesched`` command line: simulate | explain | bench | run | config | extender, and the
+what-if commands in this package's modules.
 
 Every KubeschedError (bad manifest, bad config) ends as one line on stderr and exit code 2,
 never a traceback.
@@ -492,5 +493,5 @@ def extender_serve(target: str, port: int, host: str, certfile: str | None, keyf
           log_level=log_level)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+# Commands kept in their own modules (kubesched/cli/<name>.py) register on ``main`` when
+# imported; they import ``main`` and the helpers above, so they come last.
