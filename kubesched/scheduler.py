@@ -109,6 +109,8 @@ class Attempt:
     assumed: Pod | None = field(default=None, repr=False)
     host: str = ""
     waiting: WaitingPod | None = field(default=None, repr=False)
+    # Scheduler.all_filters_for: every failing filter plugin per node (explain --all-filters).
+    all_filters: dict[str, list[Status]] | None = field(default=None, repr=False)
 
     @property
     def failures(self) -> dict[str, Status]:
@@ -171,6 +173,9 @@ class Scheduler:
         # failure would; its message is reported as it is.
         self.volume_binder: Callable[[CycleState, Pod, str], Status | None] | None = None
         self.victims: list[Pod] = []  # filled by the deleter during a cycle
+        # Pods whose attempts also record every failing filter plugin on every node
+        # (Attempt.all_filters), for `explain --all-filters`; decisions do not change.
+        self.all_filters_for: Callable[[Pod], bool] | None = None
         self._rows_cache: tuple[Sequence[NodeInfo], IntArray] | None = None
         self.extenders: tuple[Extender, ...] = tuple(extenders)
         self._has_filter_extenders = any(e.is_filter() for e in self.extenders)
@@ -429,6 +434,10 @@ class Scheduler:
             return None
         feasible = self.find_nodes_that_fit_pod(fwk, state, pod, attempt)
         attempt.feasible = sorted(map(_NAME, feasible))
+        if self.all_filters_for is not None and not attempt.diagnosis.pre_filter_msg and self.all_filters_for(pod):
+            # After filtering, before scoring: the state is PreFilter's, as the filters saw it.
+            attempt.all_filters = {ni.name: fwk.run_all_filter_plugins(state, pod, ni)
+                                   for ni in self.cache.snapshot.list()}
         if not feasible:
             return None
         if len(feasible) == 1:

@@ -234,6 +234,31 @@ class Framework:
             status = self.run_filter_plugins(state, pod, node_info)
         return status
 
+    def run_all_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[Status]:
+        """Every filter plugin's failing status on this node, instead of the first one only:
+        the framework's former runAllFilters option (framework.WithRunAllFilters, used by
+        simulators), for explaining a decision; it never takes part in one. As
+        RunFilterPluginsWithNominatedPods, nominated pods of >= priority are added first, and
+        a node that passes with them is filtered again without them."""
+        try:
+            added, state_with, node_with = self._add_nominated_pods(state, pod, node_info)
+        except PluginError as e:
+            return [Status.as_error(e)]
+        out = self._all_failing(state_with, pod, node_with)
+        if added and not out:
+            out = self._all_failing(state, pod, node_info)
+        return out
+
+    def _all_failing(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[Status]:
+        skip = state.skip_filter_plugins
+        out: list[Status] = []
+        for p in self.filter:
+            if p.name not in skip:
+                s = self.run_filter_plugin(p, state, pod, node_info)
+                if s is not None:
+                    out.append(s)
+        return out
+
     def batch_filters(self, state: CycleState) -> tuple[list[tuple[Any, Any, Any]], list[Any]]:
         """The active filter plugins split into (batch-capable (plugin, filter_batch,
         filter_batch_status or None) triples, in order, and per-node-only plugins).

@@ -106,7 +106,7 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
              timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str | None = None,
-             explain_only: bool = False) -> None:
+             explain_only: bool = False, all_filters: bool = False) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
     the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
     from kubesched._runtime.registry import full_registry
@@ -127,10 +127,12 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     cfg = _load_config(config, policy)
     objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
                           controllers=cast(Controllers, controllers))
-    if deterministic:
-        result = Simulator(objs, cfg, deterministic=True, seed=seed, registry=registry).run()
-    else:
-        result = TimelineSimulator(objs, cfg, seed=seed, registry=registry).run()
+    sim = (Simulator(objs, cfg, deterministic=True, seed=seed, registry=registry) if deterministic
+           else TimelineSimulator(objs, cfg, seed=seed, registry=registry))
+    if explain is not None and all_filters:
+        explained = explain if "/" in explain else f"default/{explain}"
+        sim.scheduler.all_filters_for = lambda p: p.key == explained
+    result = sim.run()
     timed = result if isinstance(result, TimelineResult) else None
     if trace:
         try:
@@ -254,10 +256,14 @@ def load_summary(objs: Any) -> list[str]:
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY", help="Out-of-tree plugin factory.")
 @click.option("--timeline", "timeline_mode", is_flag=True,
               help="Explain the attempts of the queue-driven simulation instead of the conformance procedure.")
+@click.option("--all-filters", "all_filters", is_flag=True,
+              help="Run every filter plugin on every node instead of stopping at the first failure (the "
+                   "framework's former runAllFilters), so the table shows each reason a node is out. The decision "
+                   "itself stays kube-scheduler's.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_context
 def explain_command(ctx: click.Context, pod: str, paths: tuple[str, ...], config: str | None, policy: str | None,
-                    plugins: tuple[str, ...], timeline_mode: bool, output: str) -> None:
+                    plugins: tuple[str, ...], timeline_mode: bool, output: str, all_filters: bool = False) -> None:
     """Why POD goes where it goes: every node x plugin (filter verdict and reason, weighted
     scores, total) for each of its scheduling attempts in a simulation of PATHS.
 
@@ -265,7 +271,7 @@ def explain_command(ctx: click.Context, pod: str, paths: tuple[str, ...], config
     the placement table."""
     ctx.invoke(simulate, paths=paths, config=config, policy=policy, plugins=plugins, explain=pod,
                deterministic=not timeline_mode, seed=None, trace=None, output=output, timeline=False,
-               explain_only=True)
+               explain_only=True, all_filters=all_filters)
 
 
 def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> None:
@@ -278,7 +284,14 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
         why = result.skipped.get(key, "it is not a pending pod of this simulation")
         raise KubeschedError(f"--explain {pod_key}: no scheduling attempt for {key}: {why}")
     if output == "json":
-        click.echo(json.dumps({"explain": key, "attempts": [step_to_json(s) for s in steps]}, indent=1))
+        attempts = []
+        for s in steps:
+            data = step_to_json(s)
+            if s.attempt.all_filters is not None:
+                data["allFilters"] = {n: [{"plugin": st.plugin, "reasons": list(st.reasons)} for st in sts]
+                                      for n, sts in sorted(s.attempt.all_filters.items())}
+            attempts.append(data)
+        click.echo(json.dumps({"explain": key, "attempts": attempts}, indent=1))
         return
     console = Console()
     for step in steps:
@@ -292,6 +305,9 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
         table = Table(title=f"{key}, attempt {data['attempt']}: {outcome}")
         table.add_column("node")
         table.add_column("filter", overflow="fold")
+        every = step.attempt.all_filters
+        if every is not None:
+            table.add_column("all failing filters", overflow="fold")
         for name in plugins:
             table.add_column(name, justify="right")
         table.add_column("total", justify="right")
@@ -310,7 +326,10 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
             cells = [str(scores[name]) if name in scores else "" for name in plugins]
             total = data["total"].get(node)
             mark = " *" if node == data["node"] else ""
-            table.add_row(node + mark, verdict, *cells, "" if total is None else str(total))
+            extra: list[str] = []
+            if every is not None:
+                extra.append("; ".join(f"{st.plugin}: {', '.join(st.reasons)}" for st in every.get(node, ())))
+            table.add_row(node + mark, verdict, *extra, *cells, "" if total is None else str(total))
         console.print(table)
         if data["message"]:
             console.print(data["message"])
