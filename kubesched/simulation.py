@@ -198,8 +198,16 @@ class Simulator:
     # ---- the run
     def pending(self) -> tuple[list[Pod], dict[str, str]]:
         """Schedulable pending pods in queue order, and why the others are left alone."""
+        order, skipped, _ = self._enqueue()
+        return order, skipped
+
+    def _enqueue(self) -> tuple[list[Pod], dict[str, str], list[Pod]]:
+        """What upstream's informer and PriorityQueue.Add make of the input's pods: the pods
+        to attempt in queue order, why the others are left alone, and (in document order,
+        the informer's initial list) the pods Add put in activeQ, hence in the nominator."""
         skipped: dict[str, str] = {}
         queue: list[tuple[Any, ...]] = []
+        enqueued: list[Pod] = []
         for i, p in enumerate(self.objs.pods):
             if p.node_name:
                 continue
@@ -210,12 +218,17 @@ class Simulator:
             if fwk is None:
                 skipped[p.key] = f"schedulerName {p.scheduler_name!r} is not one of this scheduler's profiles"
                 continue
-            if p.is_terminating:
-                skipped[p.key] = f"skip schedule deleting pod: {p.key}"
-                continue
+            # Add runs PreEnqueue (addToActiveQ): a gated pod waits in unschedulablePods and
+            # is never popped, whether or not it is being deleted.
             gate = fwk.run_pre_enqueue_plugins(p)
             if gate is not None:
                 skipped[p.key] = gate.message
+                continue
+            enqueued.append(p)
+            # ScheduleOne's skipPodSchedule drops a pod being deleted only once popped; it
+            # stays in the nominator (see _run).
+            if p.is_terminating:
+                skipped[p.key] = f"skip schedule deleting pod: {p.key}"
                 continue
             queue.append((p, fwk, i))
         # Sort with the profile's QueueSort (stable, document order last).
@@ -231,7 +244,7 @@ class Simulator:
             return a[0].seq - b[0].seq
 
         infos.sort(key=functools.cmp_to_key(cmp))
-        return [qi.pod for qi, _ in infos], skipped
+        return [qi.pod for qi, _ in infos], skipped, enqueued
 
     def _finish_waiting(self, waiting: list[Attempt]) -> None:
         """Fire the Permit timers due at the current time, then run the binding cycle of every
@@ -262,10 +275,15 @@ class Simulator:
 
     def _run(self) -> SimulationResult:
         result = SimulationResult()
-        for p in self.objs.pods:
-            if p.nominated_node_name and not p.node_name:
-                self.nominator.add(PodInfo(p), p.nominated_node_name)
-        order, result.skipped = self.pending()
+        order, result.skipped, enqueued = self._enqueue()
+        # status.nominatedNodeName reserves room only through the nominator, which upstream
+        # fills from PriorityQueue.Add (addNominatedPodUnlocked with no NominatingInfo: the
+        # status' node, if the pod lister has the pod unbound), called only for pods of our
+        # profiles (eventhandlers.go: responsibleForPod), not Succeeded/Failed (the informer's
+        # field selector), past PreEnqueue (no schedulingGates). A pod being deleted is
+        # nominated all the same; a nomination to a missing node matches no NodeInfo.
+        for p in enqueued:
+            self.nominator.add_nominated_pod(PodInfo(p))
         waiting: list[Attempt] = []  # held at Permit; their steps are completed in place
         for pod in order:
             if pod.uid in self.deleted:

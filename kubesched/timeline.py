@@ -207,9 +207,8 @@ class TimelineSimulator(Simulator):
             if p.scheduler_name not in self.profiles:
                 res.skipped[p.key] = f"schedulerName {p.scheduler_name!r} is not one of this scheduler's profiles"
                 continue
-            if p.is_terminating:
-                res.skipped[p.key] = f"skip schedule deleting pod: {p.key}"
-                continue
+            # A pod being deleted arrives too: upstream's event handlers do not filter it, so
+            # PriorityQueue.Add queues (and nominates) it; _schedule skips it once popped.
             self._at(p.meta.creation_timestamp or res.start, functools.partial(self._arrive, p))
         self.queue.run(res.start)
         while True:
@@ -229,8 +228,9 @@ class TimelineSimulator(Simulator):
         return res
 
     def _arrive(self, pod: Pod) -> None:
-        if pod.nominated_node_name:
-            self.nominator.add(PodInfo(pod), pod.nominated_node_name)
+        """addPodToSchedulingQueue: PriorityQueue.Add, which nominates the pod to its
+        status.nominatedNodeName (addNominatedPodUnlocked) only once PreEnqueue let it into
+        activeQ: a pod held by schedulingGates reserves no room."""
         self.queue.add(pod)
 
     def _fire_due(self) -> None:
@@ -296,6 +296,14 @@ class TimelineSimulator(Simulator):
     def _schedule(self, qpi: QueuedPodInfo) -> None:
         pod = self.current.get(qpi.pod.uid, qpi.pod)
         if pod.uid in self.deleted or pod.node_name:
+            self.queue.done(pod.uid)
+            return
+        if pod.is_terminating:
+            # skipPodSchedule (case 1): a FailedScheduling event, no attempt, not requeued;
+            # its nomination stays in the nominator until the pod's Delete event.
+            msg = f"skip schedule deleting pod: {pod.key}"
+            self._result.skipped[pod.key] = msg
+            self._event("FailedScheduling", pod, msg)
             self.queue.done(pod.uid)
             return
         self._failed_at_change.pop(pod.uid, None)

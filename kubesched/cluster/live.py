@@ -1089,9 +1089,12 @@ class LiveCluster:
 
     # ---------------------------------------------------------------- pod split
     def is_pending(self, pod: Pod) -> bool:
-        """An unassigned pod this scheduler is responsible for, still to schedule."""
-        return (not pod.node_name and pod.scheduler_name in self.scheduler_names and not pod.is_terminal
-                and not pod.is_terminating)
+        """An unassigned pod this scheduler is responsible for: addAllEventHandlers' filter for
+        the scheduling queue (!assignedPod && responsibleForPod), on what the pod informer
+        lists (its field selector drops Succeeded and Failed pods). A pod being deleted still
+        is one: upstream keeps it queued and in the nominator until it is gone, and
+        ScheduleOne's skipPodSchedule skips it when popped."""
+        return not pod.node_name and pod.scheduler_name in self.scheduler_names and not pod.is_terminal
 
     @staticmethod
     def is_assigned(pod: Pod) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from kubesched._queue import QueueNominator
 from kubesched.framework import NOMINATING_NOOP, NOMINATING_OVERRIDE, NominatingInfo, PodInfo
 from kubesched.objects import Pod
-from tests._queue.helpers import HIGH, LOW, MEDIUM, new_queue, pod, pop_expect
+from tests._queue.helpers import HIGH, LOW, MEDIUM, new_queue, pod, pop_expect, scheduling_gates
 
 MED = pod("mpp", "ns2", MEDIUM, "node1")
 UNSCHED = pod("up", "ns1", LOW, "node1")
@@ -119,3 +119,93 @@ def test_update_nominated_pod(old: Pod, new: Pod, want: dict[str, list[str]]) ->
     assert n.snapshot() == want
     for node, keys in want.items():
         assert [pi.pod for pi in n.nominated_pods_for_node(node)] == [new] * len(keys)
+
+
+# ---------------------------------------------------------------- the queue's paths into the nominator
+# A pod's status.nominatedNodeName reaches the nominator only through the PriorityQueue:
+# Add / Activate / AddUnschedulableIfNotPresent / the add branch of Update nominate it once
+# it is in activeQ (or back in a queue after a failure), Update re-nominates the pod it
+# updates wherever it sits, Delete forgets it. Each step below is what an informer event or
+# the failure handler does; the lister is the informer's store (a bound or deleted pod is
+# never nominated).
+GATE = "example.com/not-yet"
+GATED_POD = pod("g", "ns1", HIGH, "node1", gates=[GATE])
+GATED_UNNOMINATED = pod("g", "ns1", HIGH, gates=[GATE])
+GATED_RELABELLED = pod("g", "ns1", HIGH, "node1", gates=[GATE], labels={"team": "a"})
+UNGATED = pod("g", "ns1", HIGH, "node1")
+P = pod("p", "ns1", HIGH, "node1")
+P_NO_NNN = pod("p", "ns1", HIGH)
+P_ELSEWHERE = pod("p", "ns1", HIGH, "node2")
+P_RELABELLED = pod("p", "ns1", HIGH, labels={"team": "a"})
+P_GHOST = pod("p", "ns1", HIGH, "ghost")
+P_BOUND = pod("p", "ns1", HIGH, node="node1")
+
+Step = tuple[str, Pod | None, Pod | None]
+
+QUEUE_PATH_CASES: list[tuple[str, list[Step], dict[str, list[str]], str | None]] = [
+    ("Add nominates a pod to its status.nominatedNodeName", [("add", None, P)], {"node1": ["ns1/p"]}, "active"),
+    ("Add of a pod held by a scheduling gate nominates nothing", [("add", None, GATED_POD)], {}, "gated"),
+    ("an update of a gated pod nominates it although it stays gated, as upstream's Update calls "
+     "updateNominatedPodUnlocked before PreEnqueue",
+     [("add", None, GATED_POD), ("update", GATED_POD, GATED_RELABELLED)], {"node1": ["ns1/g"]}, "gated"),
+    ("a status-only update giving a gated pod a nominatedNodeName nominates it and keeps it gated",
+     [("add", None, GATED_UNNOMINATED), ("update", GATED_UNNOMINATED, GATED_POD)], {"node1": ["ns1/g"]}, "gated"),
+    ("removing the last scheduling gate nominates the pod and moves it to activeQ",
+     [("add", None, GATED_POD), ("update", GATED_POD, UNGATED)], {"node1": ["ns1/g"]}, "active"),
+    ("deleting a gated pod nominated by an update forgets it",
+     [("add", None, GATED_POD), ("update", GATED_POD, GATED_RELABELLED), ("delete", None, GATED_RELABELLED)], {}, None),
+    ("an update clearing nominatedNodeName forgets the nomination",
+     [("add", None, P), ("update", P, P_NO_NNN)], {}, "active"),
+    ("an update changing nominatedNodeName moves the nomination",
+     [("add", None, P), ("update", P, P_ELSEWHERE)], {"node2": ["ns1/p"]}, "active"),
+    ("an update without nominatedNodeName keeps the node the scheduler nominated in memory",
+     [("add", None, P_NO_NNN), ("nominate node3", None, P_NO_NNN), ("update", P_NO_NNN, P_RELABELLED)],
+     {"node3": ["ns1/p"]}, "active"),
+    ("an update of a pod being scheduled (in no queue) queues and nominates it",
+     [("add", None, P_NO_NNN), ("pop", None, P_NO_NNN), ("update", P_NO_NNN, P)], {"node1": ["ns1/p"]}, "active"),
+    ("a failed pod is nominated again from its status by AddUnschedulableIfNotPresent",
+     [("add", None, P_NO_NNN), ("pop", None, P_NO_NNN), ("fail", None, P)], {"node1": ["ns1/p"]}, "backoff"),
+    ("deleting a pod forgets its nomination", [("add", None, P), ("delete", None, P)], {}, None),
+    ("a pod that got bound leaves the nominator and is not nominated again",
+     [("add", None, P), ("bind", None, P_BOUND), ("delete", None, P), ("nominate node1", None, P)], {}, None),
+    ("a nomination to a node that does not exist is kept under that name",
+     [("add", None, P_GHOST)], {"ghost": ["ns1/p"]}, "active"),
+]
+
+
+@pytest.mark.parametrize("steps,want,queue", [c[1:] for c in QUEUE_PATH_CASES], ids=[c[0] for c in QUEUE_PATH_CASES])
+def test_queue_paths_into_the_nominator(steps: list[Step], want: dict[str, list[str]], queue: str | None) -> None:
+    """scheduling_queue.go v1.30: Add, Update, Delete, AddUnschedulableIfNotPresent and the
+    nominator's addNominatedPodUnlocked / updateNominatedPodUnlocked / delete."""
+    store: dict[tuple[str, str], Pod] = {}
+    q = new_queue(pre_enqueue=[scheduling_gates()], pod_lister=lambda ns, name: store.get((ns, name)))
+    last: Pod | None = None
+    for op, old, new in steps:
+        assert new is not None
+        if op == "add":
+            store[(new.namespace, new.name)] = new
+            q.add(new)
+        elif op == "update":
+            store[(new.namespace, new.name)] = new
+            q.update(old, new)
+        elif op == "delete":
+            store.pop((new.namespace, new.name), None)
+            q.delete(new)
+        elif op == "bind":  # the informer's store sees the pod bound; its handler then deletes it from the queue
+            store[(new.namespace, new.name)] = new
+        elif op == "pop":
+            pop_expect(q, new)
+        elif op == "fail":
+            store[(new.namespace, new.name)] = new
+            pinfo = q.new_queued_pod_info(new)
+            q.add_unschedulable_if_not_present(pinfo, q.scheduling_cycle)
+        elif op.startswith("nominate "):
+            q.add_nominated_pod(PodInfo(new), NominatingInfo(op.split()[1], NOMINATING_OVERRIDE))
+        else:
+            raise AssertionError(op)
+        last = new
+    assert q.nominator.snapshot() == want
+    assert last is not None
+    assert q.queue_of(last) == queue
+    for node, keys in want.items():
+        assert [pi.pod for pi in q.nominated_pods_for_node(node)] == [last] * len(keys)
