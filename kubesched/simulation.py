@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +135,8 @@ class Simulator:
             extenders=self.extenders, bind=self._bind,
         )
         self.scheduler.on_bound = self._complete_volume_bindings
+        # Called with every recorded step (the CLI's progress bar); never changes a decision.
+        self.on_step: Callable[[Step], None] | None = None
 
     def close(self) -> None:
         """Close the extenders' HTTP clients."""
@@ -293,7 +295,10 @@ class Simulator:
                 current = self.current[pod.uid]
                 self._time = self.objs.latest_timestamp + len(result.steps) + 1
                 attempt = self.scheduler.schedule_one(current)
-                result.steps.append(Step(attempt, number))
+                step = Step(attempt, number)
+                result.steps.append(step)
+                if self.on_step is not None:
+                    self.on_step(step)
                 if attempt.outcome == "Waiting":
                     waiting.append(attempt)
                 self._adopt_if_bound(attempt)

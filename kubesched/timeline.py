@@ -415,7 +415,10 @@ class TimelineSimulator(Simulator):
         if attempt.outcome == "Waiting":
             return
         self._attempts[attempt.pod.uid] += 1
-        self._result.steps.append(Step(attempt, self._attempts[attempt.pod.uid]))
+        step = Step(attempt, self._attempts[attempt.pod.uid])
+        self._result.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
 
     def _finish(self, res: TimelineResult) -> None:
         res.end = self.clock.now()

@@ -102,11 +102,13 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
                    "ownerReference), e.g. a dump holding some of a ReplicaSet's pods but fewer than spec.replicas: "
                    "a controller mid-flight. all: every one. none: objects are read as written. With "
                    "--deterministic (the conformance procedure) it is always none.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress bar (it is drawn on stderr only when stderr is a terminal).")
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
              timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str | None = None,
-             explain_only: bool = False, all_filters: bool = False) -> None:
+             explain_only: bool = False, all_filters: bool = False, quiet: bool = False) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
     the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
     from kubesched._runtime.registry import full_registry
@@ -132,7 +134,10 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     if explain is not None and all_filters:
         explained = explain if "/" in explain else f"default/{explain}"
         sim.scheduler.all_filters_for = lambda p: p.key == explained
-    result = sim.run()
+    from kubesched.cli._progress import simulation_progress
+
+    with simulation_progress(sim, quiet=quiet or explain_only):
+        result = sim.run()
     timed = result if isinstance(result, TimelineResult) else None
     if trace:
         try:
