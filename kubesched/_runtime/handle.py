@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kubesched._cache import Cache, Snapshot
 from kubesched._queue.nominator import QueueNominator
@@ -15,8 +15,21 @@ from kubesched.framework import CycleState, Extender, NodeInfo, PodInfo, Status
 from kubesched.framework.handle import ObjectLister, PodNominator
 from kubesched.objects import Node, Pod
 
-if TYPE_CHECKING:
-    from kubesched._runtime.framework import Framework
+
+class FrameworkRunners(Protocol):
+    """What the handle forwards to the framework it is attached to (framework.go's
+    frameworkImpl is its own Handle). A Protocol here, rather than an import of
+    kubesched._runtime.framework, keeps the import graph acyclic: the framework imports the
+    handle, never the other way round."""
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo,
+                                         node_info: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo,
+                                            node_info: NodeInfo) -> Status | None: ...
 
 
 class FrameworkHandle:
@@ -38,7 +51,7 @@ class FrameworkHandle:
         self._clear_nomination = clear_nomination
         self._deterministic = deterministic
         self._rng = rng if rng is not None else random.Random()
-        self.framework: Framework | None = None
+        self.framework: FrameworkRunners | None = None
         self.waiting_pods = WaitingPods()
         self._extenders: tuple[Extender, ...] = tuple(extenders)
 
@@ -81,7 +94,7 @@ class FrameworkHandle:
     def extenders(self) -> Sequence[Extender]:
         return self._extenders
 
-    def _fw(self) -> Framework:
+    def _fw(self) -> FrameworkRunners:
         if self.framework is None:
             raise RuntimeError("the handle is not attached to a framework")
         return self.framework

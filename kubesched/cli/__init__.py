@@ -381,7 +381,7 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
 
     res: Any
     if live or workload == "live":
-        from kubesched.live.bench import DEFAULT_NODES, DEFAULT_PODS, run_live_bench
+        from kubesched.bench_live import DEFAULT_NODES, DEFAULT_PODS, run_live_bench
 
         res = run_live_bench(DEFAULT_NODES if nodes is None else nodes, DEFAULT_PODS if pods is None else pods,
                              seed=seed)

@@ -4,8 +4,7 @@
 - :mod:`kubesched.cluster.live` — the live cluster: kubeconfig / in-cluster configuration, the
   rate-limited API client (and :data:`~kubesched.cluster.live.API_CALLS`, every call it may
   make), informers on kubesched's own reflector, LiveObjects, the scheduler's API actions.
-- :mod:`kubesched.cluster.apiserver` — a local HTTP server behaving like the Kubernetes API
-  for those resources, with fault injection (tests, ``kubesched bench --workload live``).
+The local API server double for tests and the live bench lives in :mod:`kubesched.testing`.
 - :mod:`kubesched.cluster.resources` — the resources' group/version/kind table and the wire
   helpers both sides share.
 """

@@ -1,5 +1,5 @@
 """The Kubernetes API resources kubesched talks to, shared by the live client
-(:mod:`kubesched.cluster.live`) and the local API server (:mod:`kubesched.cluster.apiserver`):
+(:mod:`kubesched.cluster.live`) and the local API server (:mod:`kubesched.testing.apiserver`):
 group, version, plural, kind and scope, plus the wire helpers both sides need (RFC 3339
 times, metav1.Status bodies, field and label selectors)."""
 

@@ -9,5 +9,8 @@
   API call the client may make, the one table), checked against the RBAC manifests in ``deploy/``.
 - :mod:`kubesched.live.command` — ``kubesched run``: configuration, API client, serving, leader
   election and the scheduling loop wired together.
-- :mod:`kubesched.live.bench` — ``kubesched bench --workload live``.
+
+Its benchmark (``kubesched bench --workload live``) is :mod:`kubesched.bench_live`, and the
+local API server double it and the tests run against is :mod:`kubesched.testing`: neither is
+imported by the live path (import-linter contract).
 """

@@ -9,10 +9,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kubesched.cluster.apiserver import LocalApiServer
 from kubesched.cluster.live import ApiClient, Backoff, ClusterConfig, LiveCluster, LiveOptions
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.live.runner import LiveScheduler
+from kubesched.testing.apiserver import LocalApiServer
 
 FAST = LiveOptions(backoff=Backoff(initial=0.02, maximum=0.2, jitter=0.5), watch_timeout=30.0)
 

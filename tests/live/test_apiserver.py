@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kubesched.cluster.apiserver import LocalApiServer, merge_patch
+from kubesched.testing.apiserver import LocalApiServer, merge_patch
 
 from .apihelpers import node, pod, priority_class, wait_until
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from kubesched.bench_live import run_live_bench
 from kubesched.cli import main
-from kubesched.live.bench import run_live_bench
 
 
 @pytest.mark.parametrize("subprocess", [True, False], ids=["API server in a child process",

@@ -15,7 +15,6 @@ import httpx
 import pytest
 import yaml
 
-from kubesched.cluster.apiserver import LocalApiServer
 from kubesched.cluster.live import (
     ApiClient,
     Backoff,
@@ -33,6 +32,7 @@ from kubesched.cluster.resources import RESOURCES
 from kubesched.config.types import ClientConnection
 from kubesched.errors import ApiError, ConfigError, KubeschedError
 from kubesched.objects.parse import parse_pod
+from kubesched.testing.apiserver import LocalApiServer
 
 from .apihelpers import make_pki, node, pod, wait_until
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from kubesched.cluster.apiserver import LocalApiServer
 from kubesched.cluster.live import ADD, DELETE, PENDING_PODS, UPDATE, ApiClient, ClusterConfig, LiveCluster
 from kubesched.live.runner import LiveScheduler
 from kubesched.objects import Pod
 from kubesched.objects.parse import parse_pod
+from kubesched.testing.apiserver import LocalApiServer
 
 from .apihelpers import events, live_scheduler, node, placements, pod, wait_until
 

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.cluster.apiserver import LocalApiServer
 from kubesched.cluster.live import API_CALLS, ApiCall, ApiClient, ClusterConfig, LiveCluster
 from kubesched.config import default_configuration
 from kubesched.config.loader import parse_config
@@ -24,6 +23,7 @@ from kubesched.live.runner import LiveScheduler, run_scheduler
 from kubesched.objects import Pod, load_manifests
 from kubesched.plugins.registry import REGISTRY
 from kubesched.simulation import Simulator
+from kubesched.testing.apiserver import LocalApiServer
 
 from .apihelpers import (
     FAST,

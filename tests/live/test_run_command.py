@@ -26,12 +26,12 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.cli import main
-from kubesched.cluster.apiserver import LocalApiServer
 from kubesched.cluster.live import ApiClient, ApiLeaseClient, ClusterConfig, lease_request_timeout
 from kubesched.live.command import RunOptions, run
 from kubesched.live.flags import LeaderElectionFlags, ServingOptions
 from kubesched.live.runner import RunResult
 from kubesched.plugins.registry import REGISTRY
+from kubesched.testing.apiserver import LocalApiServer
 
 from .apihelpers import events, node, placements, pod, successful_binds, wait_until
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from kubesched.cluster.apiserver import ApiStatusError, LocalApiServer
 from kubesched.cluster.live import API_CALLS, ApiCall, ApiClient, ClusterConfig, LiveCluster
 from kubesched.config.loader import parse_config
 from kubesched.live.runner import LiveScheduler
+from kubesched.testing.apiserver import ApiStatusError, LocalApiServer
 
 from .apihelpers import FAST, events, live_scheduler, node, placements, pod, successful_binds, wait_until
 

@@ -1,5 +1,5 @@
 """``kubesched bench --workload live``: end-to-end throughput of the live scheduler through
-the local API server (kubesched.cluster.apiserver) on 127.0.0.1.
+the local API server (kubesched.testing.apiserver) on 127.0.0.1.
 
 Nodes are created through the API first (cpu 4, memory 32Gi, 110 pods, zones round-robin,
 as the in-memory SchedulingBasic workload), then the live scheduler starts and syncs its
@@ -25,10 +25,10 @@ from typing import Any
 
 import httpx
 
-from kubesched.cluster.apiserver import LocalApiServer
 from kubesched.cluster.live import ApiClient, ClusterConfig, LiveCluster, LiveOptions
 from kubesched.errors import KubeschedError
 from kubesched.live.runner import LiveScheduler
+from kubesched.testing.apiserver import LocalApiServer
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -91,7 +91,7 @@ def _bound(api: LocalApiServer) -> int:
 
 
 class _Api:
-    """The bench's API server: a child process (``python -m kubesched.cluster.apiserver``: a
+    """The bench's API server: a child process (``python -m kubesched.testing.apiserver``: a
     real API server is another process, and serving must not compete with the scheduler for
     the GIL), or a thread of this process."""
 
@@ -102,7 +102,7 @@ class _Api:
             self._api = LocalApiServer(bookmark_interval=5.0).start()
             self.url = self._api.url
         else:
-            self._proc = sp.Popen([sys.executable, "-m", "kubesched.cluster.apiserver"], stdin=sp.PIPE,
+            self._proc = sp.Popen([sys.executable, "-m", "kubesched.testing.apiserver"], stdin=sp.PIPE,
                                   stdout=sp.PIPE, text=True)
             assert self._proc.stdout is not None
             self.url = self._proc.stdout.readline().strip()

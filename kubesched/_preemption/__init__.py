@@ -1,1 +1,0 @@
-"""Preemption internals (issue 4)."""
