@@ -104,11 +104,14 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
                    "--deterministic (the conformance procedure) it is always none.")
 @click.option("-q", "--quiet", is_flag=True,
               help="No progress bar (it is drawn on stderr only when stderr is a terminal).")
+@click.option("--report", "report", type=click.Path(), metavar="OUT.html",
+              help="Also write a self-contained HTML report: node utilisation before and after, placements, "
+                   "preemptions, and each attempt's node x plugin table.")
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
              timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str | None = None,
-             explain_only: bool = False, all_filters: bool = False, quiet: bool = False) -> None:
+             explain_only: bool = False, all_filters: bool = False, quiet: bool = False, report: str | None = None) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
     the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
     from kubesched._runtime.registry import full_registry
@@ -144,6 +147,12 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             Path(trace).write_text(json.dumps(result.trace(), indent=1) + "\n")
         except OSError as e:
             raise KubeschedError(f"{trace}: cannot write the trace: {e}") from None
+    if report:
+        from kubesched.whatif.report import simulation_report
+
+        mode = "deterministic (the conformance procedure)" if deterministic else "scheduling queue on a virtual clock"
+        simulation_report(objs, result, title=f"kubesched simulate {' '.join(paths)}",
+                          subtitle=mode + ("" if seed is None else f", seed {seed}")).write(report)
     last: dict[str, Any] = {}
     for step in result.steps:
         last[step.attempt.pod.key] = step
