@@ -258,6 +258,65 @@ class Fit:
                 ok &= q <= free
         return ok[rows] if sel.full else ok
 
+    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
+                            rows: IntArray) -> tuple[IntArray, list[Status | None]]:
+        """Filter's status for every row at once: each row's set of insufficient resources
+        (fitsRequest's checks, in its order: pods, cpu, memory, ephemeral-storage, then the
+        pod's scalar resources) is one code, and each distinct set one Unschedulable status
+        with fitsRequest's reasons. Saves the per-node Filter on every rejected node, which
+        the scheduler needs for the diagnosis (on a filling cluster, most nodes it looks at)."""
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            raise PluginError(_MISSING_PRE_FILTER_STATE)
+        sel = RowSelection(table, rows)
+        reasons = [REASON_TOO_MANY_PODS]
+        short = [sel.take(table.pod_count) >= sel.take(table.alloc_pods)]  # n_pods + 1 > allowed
+        if not req.is_empty():
+            if req.milli_cpu > 0:
+                reasons.append("Insufficient cpu")
+                short.append(req.milli_cpu > sel.take(table.alloc_cpu) - sel.take(table.req_cpu))
+            if req.memory > 0:
+                reasons.append("Insufficient memory")
+                short.append(req.memory > sel.take(table.alloc_mem) - sel.take(table.req_mem))
+            if req.ephemeral_storage > 0:
+                reasons.append("Insufficient ephemeral-storage")
+                short.append(req.ephemeral_storage > sel.take(table.alloc_eph) - sel.take(table.req_eph))
+            for name, q in req.scalar:
+                if q == 0 or _is_ignored(name, self.ignored_resources, self.ignored_resource_groups):
+                    continue
+                alloc_col = table.scalar_alloc.get(name)
+                req_col = table.scalar_req.get(name)
+                free = sel.take(alloc_col) if alloc_col is not None else np.zeros(sel.size, np.int64)
+                if req_col is not None:
+                    free = free - sel.take(req_col)
+                reasons.append(f"Insufficient {name}")
+                short.append(q > free)
+        if len(rows) == 0:
+            return np.zeros(0, np.int64), [None]
+        # One code per distinct set of insufficient resources (a bit per reason while they fit
+        # in an int64, else a row of the boolean matrix); the empty set (fits) is code 0.
+        if len(short) < 63:
+            bits = np.zeros(sel.size, np.int64)
+            for b, s in enumerate(short):
+                bits |= s.astype(np.int64) << b
+            if sel.full:
+                bits = bits[rows]
+            uniq, inverse = np.unique(bits, return_inverse=True)
+            sets = [[bool(u >> b & 1) for b in range(len(reasons))] for u in uniq.tolist()]
+        else:
+            matrix = np.stack(short, axis=1)
+            if sel.full:
+                matrix = matrix[rows]
+            uniq_rows, inverse = np.unique(matrix, axis=0, return_inverse=True)
+            sets = uniq_rows.tolist()
+        inverse = inverse.reshape(-1).astype(np.int64, copy=False)
+        statuses: list[Status | None] = [None]
+        offset = 0 if not any(sets[0]) else 1
+        for flags in sets[1 - offset:]:
+            statuses.append(Status.unschedulable(*(r for r, short_of in zip(reasons, flags, strict=True) if short_of)))
+        codes: IntArray = inverse + offset
+        return codes, statuses
+
     # ---- PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(_PRE_SCORE_KEY, PreScoreState(pod_resource_request_list(pod, self.resources, False)))

@@ -1,0 +1,147 @@
+"""``kubesched compare``: the same cluster and pending pods under two or more scheduler
+configurations (kubesched.whatif.compare)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import cast
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kubesched.cli import _guard, _load_config, load_summary, main
+from kubesched.errors import KubeschedError
+from kubesched.whatif.compare import BOUND, CompareResult, Outcome
+
+DEFAULT = "default"
+
+
+@main.command("compare")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--config", "configs", multiple=True, required=True, metavar="FILE|default",
+              help="A KubeSchedulerConfiguration file, or `default` for v1.30's default configuration; give two "
+                   "or more (a file named default: ./default).")
+@click.option("--timeline", is_flag=True,
+              help="Run the queue-driven simulation on a virtual clock (random tie-breaks, from --seed) instead of "
+                   "the conformance procedure (ties to the lowest node name), the default so that differences come "
+                   "from the configurations alone.")
+@click.option("--seed", type=int, default=None, help="Seed of --timeline's random tie-breaks (the same for every "
+                                                     "configuration).")
+@click.option("--controllers", "controllers", type=click.Choice(["auto", "all", "none"]), default="auto",
+              show_default=True,
+              help="Which workload controllers lacking their pods get them as pending pods, as `simulate` does "
+                   "(none: the input as written).")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY", help="Out-of-tree plugin factory.")
+@click.option("--ignore-unknown-kinds", "ignore_unknown_kinds", is_flag=True,
+              help="Skip (and report) objects of kinds kubesched does not know instead of failing.")
+@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@_guard
+def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: bool, seed: int | None,
+                    controllers: str, plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str) -> None:
+    """Simulate the pending pods of PATHS under each --config and compare: pods bound,
+    unschedulable and preempted, nodes left empty, the requested share of each resource over
+    the nodes (mean and standard deviation), and every pod placed differently."""
+    from kubesched._runtime.registry import full_registry
+    from kubesched.objects import load_manifests
+    from kubesched.objects.manifests import Controllers
+    from kubesched.whatif.compare import compare
+
+    if len(configs) < 2:
+        raise KubeschedError(f"compare needs two or more --config (a file, or `{DEFAULT}`), got {len(configs)}")
+    if seed is not None and not timeline:
+        raise KubeschedError("--seed draws --timeline's random tie-breaks: add --timeline (the default procedure "
+                             "breaks ties by node name)")
+    registry = full_registry(plugins)
+    named = [(name, _load_config(None if value == DEFAULT else value))
+             for name, value in zip(_labels(configs), configs, strict=True)]
+    objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
+                          controllers=cast(Controllers, controllers))
+    res = compare(objs, named, timeline=timeline, seed=seed, registry=registry)
+    if output == "json":
+        click.echo(json.dumps(res.as_dict(), indent=1))
+        return
+    if output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(res.as_dict(), sort_keys=False), nl=False)
+        return
+    _print(res, load_summary(objs))
+
+
+def _labels(configs: tuple[str, ...]) -> list[str]:
+    """Each configuration's name as given; a repeated one gets ``#2``, ``#3``."""
+    out: list[str] = []
+    for c in configs:
+        name, n = c, 1
+        while name in out:
+            n += 1
+            name = f"{c}#{n}"
+        out.append(name)
+    return out
+
+
+def _headers(names: list[str]) -> list[str]:
+    """Column headers: the files' base names when they tell the configurations apart."""
+    short = [Path(n).name for n in names]
+    return short if len(set(short)) == len(short) else names
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _where(o: Outcome) -> str:
+    return o.node or "" if o.state == BOUND else f"({o.state})"
+
+
+def _print(res: CompareResult, summary: list[str]) -> None:
+    console = Console()
+
+    def say(line: str = "") -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    for line in summary:
+        say(line)
+    procedure = ("the conformance procedure (queue order, ties to the lowest node name)" if res.procedure ==
+                 "deterministic" else f"the scheduling queue on a virtual clock (random ties, seed {res.seed})")
+    say(f"kubesched compare: {res.nodes} nodes, {res.pending_pods} pending pods, {len(res.configurations)} "
+        f"configurations, each simulated by {procedure}")
+    headers = _headers([c.name for c in res.configurations])
+    table = Table(caption="requested: share of allocatable, mean ± sd over the nodes")
+    table.add_column("")
+    for h in headers:
+        table.add_column(h, overflow="fold")
+    rows: list[tuple[str, list[str]]] = [
+        ("bound", [str(c.bound) for c in res.configurations]),
+        ("unschedulable", [str(c.unschedulable) for c in res.configurations]),
+        ("preempted", [str(c.preempted) for c in res.configurations]),
+        ("not attempted", [str(c.not_attempted) for c in res.configurations]),
+        ("nodes left empty", [f"{len(c.empty_nodes)}" + (f" ({', '.join(c.empty_nodes[:5])}"
+                                                         f"{', ...' if len(c.empty_nodes) > 5 else ''})"
+                                                         if c.empty_nodes else "")
+                              for c in res.configurations]),
+    ]
+    resources: list[str] = []
+    for c in res.configurations:
+        resources.extend(s.resource for s in c.shares if s.resource not in resources)
+    for r in resources:
+        cells = []
+        for c in res.configurations:
+            s = c.share(r)
+            cells.append(f"{_pct(s.mean)} ± {_pct(s.stddev)}" if s is not None else "")
+        rows.append(("pods running" if r == "pods" else f"{r} requested", cells))
+    for label, cells in rows:
+        table.add_row(label, *cells)
+    console.print(table)
+    if not res.placed_differently:
+        say("Every pod is placed the same way under every configuration.")
+        return
+    diff = Table(title=f"pods placed differently ({len(res.placed_differently)})")
+    diff.add_column("pod")
+    for h in headers:
+        diff.add_column(h, overflow="fold")
+    for d in res.placed_differently:
+        diff.add_row(d.pod, *(_where(o) for o in d.outcomes))
+    console.print(diff)
