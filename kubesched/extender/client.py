@@ -244,13 +244,53 @@ class HTTPExtender:
             raise ApiError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)') \
                 from None
         except httpx.ConnectError as e:
-            raise ApiError(f'Post "{url}": {_connect_detail(url, e)}') from None
+            raise ApiError(f'Post "{url}": {self._tls_detail(e) or _connect_detail(url, e)}') from None
         except httpx.HTTPError as e:
             raise ApiError(f'Post "{url}": {e}') from None
         try:
             return wire.decode_json(b"".join(chunks))
         except wire.WireError as e:
             raise ApiError(str(e)) from None
+
+    def _tls_detail(self, e: BaseException) -> str | None:
+        """HTTPExtender.send returns net/http's error, so a certificate that fails verification
+        reads as Go's crypto/tls and crypto/x509 say it (``tls: failed to verify certificate:
+        x509: ...``), not as OpenSSL does. None when ``e`` is no verification failure, or one
+        with no Go equivalent here (an expired certificate: Go's text quotes the validity)."""
+        cause = _cause_of(e, ssl.SSLCertVerificationError)
+        if cause is None:
+            return None
+        if cause.verify_code in _UNKNOWN_AUTHORITY:
+            return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        if cause.verify_code in (_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH):
+            text = self._hostname_error()
+            if text is not None:
+                return "tls: failed to verify certificate: " + text
+        return None
+
+    def _hostname_error(self) -> str | None:
+        """x509.HostnameError's text needs the names the certificate is valid for, which a failed
+        handshake does not expose: fetch the certificate again over a second handshake that
+        still verifies the chain but not the name (no request is sent on it)."""
+        parts = urlsplit(self._base)
+        host = parts.hostname or ""
+        port = parts.port or 443
+        tls = self.config.tls_config
+        name = tls.server_name if tls is not None and tls.server_name else host
+        try:
+            ctx = make_ssl_context(self.config)
+        except ConfigError:
+            return None
+        ctx.check_hostname = False
+        try:
+            with socket.create_connection((host, port), timeout=self._timeout) as raw, \
+                    ctx.wrap_socket(raw, server_hostname=None if _ip(name) else name) as conn:
+                cert = conn.getpeercert()
+        except (OSError, ValueError):
+            return None
+        if _valid_for(cert or {}, name):
+            return None  # not the certificate that failed (rotated meanwhile?): nothing to explain
+        return go_hostname_error(cert or {}, name)
 
     # ---- verbs
     def filter(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[Node], dict[str, str], dict[str, str]]:
@@ -340,6 +380,78 @@ def _go_quote(s: str) -> str:
     import json
 
     return json.dumps(s, ensure_ascii=False)
+
+
+# OpenSSL's X509_V_ERR_* codes that Go reports as x509.UnknownAuthorityError.
+_UNKNOWN_AUTHORITY = frozenset({2, 18, 19, 20, 21})
+_HOSTNAME_MISMATCH = 62
+_IP_ADDRESS_MISMATCH = 64
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _cause_of(e: BaseException, kind: type[_E]) -> _E | None:
+    """The first exception of ``kind`` in ``e``'s chain (httpx wraps httpcore wraps ssl)."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, kind):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+def _match_hostname(pattern: str, host: str) -> bool:
+    """crypto/x509 matchHostnames: case-insensitive, a trailing dot ignored, ``*`` allowed as
+    the whole leftmost label."""
+    p = pattern.lower().rstrip(".").split(".")
+    h = host.lower().rstrip(".").split(".")
+    if not pattern or len(p) != len(h):
+        return False
+    return all(a == b or (i == 0 and a == "*") for i, (a, b) in enumerate(zip(p, h, strict=True)))
+
+
+def _sans(cert: Mapping[str, object]) -> list[tuple[str, str]]:
+    sans = cert.get("subjectAltName")
+    return [(str(k), str(v)) for k, v in sans] if isinstance(sans, tuple) else []
+
+
+def _valid_for(cert: Mapping[str, object], host: str) -> bool:
+    """Whether the certificate's SANs match ``host`` (as x509.Certificate.VerifyHostname)."""
+    ip = _ip(host)
+    if ip is not None:
+        return any(k == "IP Address" and _ip(v.strip()) == ip for k, v in _sans(cert))
+    return any(k == "DNS" and _match_hostname(v, host) for k, v in _sans(cert))
+
+
+def go_hostname_error(cert: Mapping[str, object], host: str) -> str:
+    """crypto/x509 HostnameError.Error() for a certificate as ``SSLSocket.getpeercert()``
+    decodes it and the name that was verified."""
+    entries = _sans(cert)
+    if "subjectAltName" not in cert:
+        subject = cert.get("subject")
+        rdns = subject if isinstance(subject, tuple) else ()
+        cn = next((str(v) for rdn in rdns for k, v in rdn if k == "commonName"), "")
+        if cn and _match_hostname(cn, host):
+            return "x509: certificate relies on legacy Common Name field, use SANs instead"
+    if _ip(host) is not None:
+        ips = [str(_ip(v.strip()) or v.strip()) for k, v in entries if k == "IP Address"]
+        if not ips:
+            return f"x509: cannot validate certificate for {host} because it doesn't contain any IP SANs"
+        valid = ", ".join(ips)
+    else:
+        valid = ", ".join(v for k, v in entries if k == "DNS")
+    if not valid:
+        return f"x509: certificate is not valid for any names, but wanted to match {host}"
+    return f"x509: certificate is valid for {valid}, not {host}"
 
 
 def _connect_detail(url: str, e: httpx.ConnectError) -> str:
