@@ -156,3 +156,79 @@ def test_5000_node_report_loads_and_stays_small(tmp_path: Path) -> None:
     assert opened["pod"] == "default/huge-0" and opened["tablesAfter"] == 1
     assert len(opened["rows"]) == 100 and opened["pager"] == ["1–100 of 5000 nodes · page 1/50"]
     assert all(r[1] == "NodeResourcesFit: Insufficient cpu" for r in opened["rows"])
+
+
+# ----------------------------------------------------------------------------- the what-if commands
+WHATIF = {
+    "capacity": ["capacity", str(EXAMPLE.parent / "capacity" / "cluster.yaml"),
+                 "--pod", str(EXAMPLE.parent / "capacity" / "web.yaml"),
+                 "--pod", str(EXAMPLE.parent / "capacity" / "cache.yaml")],
+    "compare": ["compare", str(EXAMPLE.parent / "compare" / "cluster.yaml"),
+                "--config", str(EXAMPLE.parent / "compare" / "leastallocated.yaml"),
+                "--config", str(EXAMPLE.parent / "compare" / "mostallocated.yaml")],
+    "pack": ["pack", str(EXAMPLE.parent / "pack"), "--time-limit", "10"],
+}
+
+
+@pytest.fixture(scope="module")
+def whatif_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {}
+    for name, args in WHATIF.items():
+        path = tmp_path_factory.mktemp("whatif") / f"{name}.html"
+        r = CliRunner().invoke(main, [*args, "--report", str(path)])
+        assert r.exit_code == 0, r.output
+        out[name] = path
+    return out
+
+
+def test_capacity_report_loads_and_filters(whatif_reports: dict[str, Path], tmp_path: Path) -> None:
+    seen, console = exercise(whatif_reports["capacity"].read_text(), tmp_path, search="node-2")
+    assert seen["errors"] == [] and console == []
+    assert seen["ready"] == "1"
+    assert seen["sections"] == ["summary", "util", "table", "table", "table"]
+    # 3 nodes x 3 resources (cpu, memory, pods) x 2 states (before, with the copies), plus the totals.
+    assert seen["bars"] == 3 * 3 * 2 + 3 * 2
+    assert seen["nodeRows"] == ["node-1", "node-2", "node-3"]
+    # Templates (2), copies per node (3), the stopping copy's reasons (2).
+    assert len(seen["tableRows"]) == 7
+    assert "node-1112node(s) didn't have free ports for the requested pod ports" in seen["tableRows"]
+    assert seen["searched"]["nodeRows"] == ["node-2"]
+    assert seen["searched"]["tableRows"] == ["node-2202node(s) didn't match Pod's node affinity/selector"]
+    assert seen["cleared"]["nodeRows"] == 3
+
+
+def test_compare_report_loads_and_filters(whatif_reports: dict[str, Path], tmp_path: Path) -> None:
+    seen, console = exercise(whatif_reports["compare"].read_text(), tmp_path, search="worker")
+    assert seen["errors"] == [] and console == []
+    assert seen["ready"] == "1"
+    assert seen["sections"] == ["summary", "table", "util", "util", "util", "table"]
+    # Before once, then after each configuration: one bar per node and resource, plus the totals.
+    assert seen["bars"] == 3 * (3 * 3 + 3)
+    assert seen["nodeRows"] == ["node-a", "node-b", "node-c"] * 3
+    assert "cpu requested33.3333% ± 11.7851%33.3333% ± 47.1405%" in seen["tableRows"]
+    assert "default/worker-1node-cnode-a" in seen["tableRows"]
+    assert seen["searched"]["tableRows"] == ["default/worker-1node-cnode-a"]
+    assert seen["searched"]["nodeRows"] == []
+
+
+def test_pack_report_loads_and_filters(whatif_reports: dict[str, Path], tmp_path: Path) -> None:
+    seen, console = exercise(whatif_reports["pack"].read_text(), tmp_path, search="node-e")
+    assert seen["errors"] == [] and console == []
+    assert seen["ready"] == "1"
+    assert seen["sections"] == ["summary", "util", "util", "table"]
+    # After the scheduler's placement and after the packing, each beside the cluster as it is.
+    assert seen["bars"] == 2 * (5 * 3 * 2 + 3 * 2)
+    assert seen["nodeRows"] == ["node-a", "node-b", "node-c", "node-d", "node-e"] * 2
+    assert len(seen["tableRows"]) == 6
+    assert seen["searched"]["nodeRows"] == ["node-e", "node-e"]
+    assert seen["searched"]["tableRows"] == ["default/report-0node-enode-d"]
+
+
+@pytest.mark.parametrize("name", list(WHATIF))
+def test_whatif_screenshots_show_the_bars(name: str, whatif_reports: dict[str, Path], tmp_path: Path) -> None:
+    png = tmp_path / f"{name}.png"
+    assert screenshot(whatif_reports[name], png, window=(1280, 1400)) == []
+    rgb = read_png(png)[:, :, :3]
+    colours = Counter(map(tuple, rgb.reshape(-1, 3)[::7].tolist()))
+    assert len(colours) > 50, "the screenshot is (nearly) a single colour"
+    assert colours[(37, 99, 235)] > 0  # the blue of the after bars

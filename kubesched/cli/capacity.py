@@ -37,10 +37,14 @@ TABLE_NODE_LIMIT = 50
 @click.option("--ignore-unknown-kinds", "ignore_unknown_kinds", is_flag=True,
               help="Skip (and report) objects of kinds kubesched does not know instead of failing.")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("--report", "report", type=click.Path(), metavar="OUT.html",
+              help="Also write a self-contained HTML report: the count and why the run stopped, node utilisation "
+                   "before and with the copies, copies per node, the stopping copy's reasons per node.")
 @_guard
 def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: int | None, config: str | None,
                      policy: str | None, preempt: bool, seed: int | None, exclude_nodes: tuple[str, ...],
-                     plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str) -> None:
+                     plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str,
+                     report: str | None = None) -> None:
     """How many more copies of a pod fit on the cluster in PATHS as it is: the count, the copies
     per node, and kube-scheduler's FailedScheduling message for the copy that did not fit.
 
@@ -52,10 +56,21 @@ def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: 
     from kubesched._runtime.registry import full_registry
     from kubesched.whatif.capacity import run_capacity
 
+    if report:
+        from kubesched.whatif.whatif_report import check_report_path
+
+        check_report_path(report)
     registry = full_registry(plugins)
     cfg = _load_config(config, policy)
-    res, _ = run_capacity(paths, pods, cfg, max_copies=max_copies, preempt=preempt, seed=seed,
+    res, inp = run_capacity(paths, pods, cfg, max_copies=max_copies, preempt=preempt, seed=seed,
                             exclude_nodes=exclude_nodes, registry=registry, ignore_unknown_kinds=ignore_unknown_kinds)
+    if report:
+        from kubesched.whatif.whatif_report import capacity_report
+
+        preempts = "copies may preempt lower-priority pods" if res.preemption else "copies do not preempt"
+        ties = "ties to the lowest node name" if res.deterministic else f"random ties, seed {res.seed}"
+        capacity_report(inp, res, title=f"kubesched capacity {' '.join(paths)}",
+                        subtitle=f"--pod {', '.join(pods)}; {preempts}; {ties}").write(report)
     if output == "json":
         click.echo(json.dumps(res.as_dict(), indent=1))
         return

@@ -37,9 +37,13 @@ DEFAULT = "default"
 @click.option("--ignore-unknown-kinds", "ignore_unknown_kinds", is_flag=True,
               help="Skip (and report) objects of kinds kubesched does not know instead of failing.")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
+@click.option("--report", "report", type=click.Path(), metavar="OUT.html",
+              help="Also write a self-contained HTML report: the configurations side by side, node utilisation "
+                   "before and after each configuration, the pods placed differently.")
 @_guard
 def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: bool, seed: int | None,
-                    controllers: str, plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str) -> None:
+                    controllers: str, plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str,
+                    report: str | None = None) -> None:
     """Simulate the pending pods of PATHS under each --config and compare: pods bound,
     unschedulable and preempted, nodes left empty, the requested share of each resource over
     the nodes (mean and standard deviation), and every pod placed differently."""
@@ -53,12 +57,23 @@ def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: 
     if seed is not None and not timeline:
         raise KubeschedError("--seed draws --timeline's random tie-breaks: add --timeline (the default procedure "
                              "breaks ties by node name)")
+    if report:
+        from kubesched.whatif.whatif_report import check_report_path
+
+        check_report_path(report)
     registry = full_registry(plugins)
     named = [(name, _load_config(None if value == DEFAULT else value))
              for name, value in zip(_labels(configs), configs, strict=True)]
     objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
                           controllers=cast(Controllers, controllers))
     res = compare(objs, named, timeline=timeline, seed=seed, registry=registry)
+    if report:
+        from kubesched.whatif.whatif_report import compare_report
+
+        procedure = "conformance procedure" if res.procedure == "deterministic" else \
+            f"scheduling queue on a virtual clock, seed {res.seed}"
+        compare_report(objs, res, title=f"kubesched compare {' '.join(paths)}",
+                       subtitle=f"{' vs '.join(c.name for c in res.configurations)}; {procedure}").write(report)
     if output == "json":
         click.echo(json.dumps(res.as_dict(), indent=1))
         return

@@ -48,8 +48,12 @@ def _pct(v: float | None) -> str:
                    "verification come on top). Stopped at the limit, the best packing found so far is reported "
                    "with the solver's bound and gap.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--report", "report", type=click.Path(), metavar="OUT.html",
+              help="Also write a self-contained HTML report: the solver's figures, node utilisation after the "
+                   "scheduler's placement and after the packing, the pods placed differently or not modelled.")
 @_guard
-def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, output: str) -> None:
+def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, output: str,
+                 report: str | None = None) -> None:
     """The fewest nodes the pending pods in PATHS need (as many pods placed as possible first),
     solved as an integer program with HiGHS under the hard constraints of the profile's
     filters, beside the scheduler's own placement (the deterministic simulation).
@@ -65,6 +69,10 @@ def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, ou
     from kubesched.whatif.pack import PackVerificationError, pack
 
     limit = _time_limit(time_limit)
+    if report:
+        from kubesched.whatif.whatif_report import check_report_path
+
+        check_report_path(report)
     cfg = _load_config(config)
     objs = load_manifests(paths)
     try:
@@ -72,6 +80,12 @@ def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, ou
     except PackVerificationError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
+    if report:
+        from kubesched.whatif.whatif_report import pack_report
+
+        pack_report(objs, result, title=f"kubesched pack {' '.join(paths)}",
+                    subtitle=f"{result.solver.solver}, time limit {limit:g} s" + (f", {config}" if config else "")
+                    ).write(report)
     if output == "json":
         click.echo(json.dumps({**result.as_dict(), "load": load_summary(objs)}, indent=1))
         return

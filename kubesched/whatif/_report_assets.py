@@ -30,6 +30,8 @@ section.card > h2 { font-size:16px; margin:0 0 4px; }
 .cards .item { border:1px solid var(--line); border-radius:6px; padding:6px 12px; min-width:110px; }
 .cards .v { font-size:18px; font-weight:600; }
 .cards .l { color:var(--muted); font-size:12px; }
+.cards .item.wide { flex:1 1 100%; }
+.cards .item.wide .v { font-size:14px; font-weight:500; overflow-wrap:anywhere; }
 table { border-collapse:collapse; width:100%; }
 th, td { text-align:left; padding:4px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { font-size:12px; color:var(--muted); font-weight:600; background:#fafafa; position:sticky; top:52px; }
@@ -189,7 +191,9 @@ JS = r"""
   function renderSummary(sec, el) {
     var cards = h("div", {class: "cards"});
     sec.items.forEach(function (it) {
-      cards.appendChild(h("div", {class: "item"}, [h("div", {class: "v", text: it[1]}), h("div", {class: "l", text: it[0]})]));
+      var wide = typeof it[1] === "string" && it[1].length > 40;  // a message: its own line, smaller
+      cards.appendChild(h("div", {class: wide ? "item wide" : "item"}, [h("div", {class: "v", text: it[1]}),
+        h("div", {class: "l", text: it[0]})]));
     });
     el.appendChild(cards);
   }

@@ -13,7 +13,8 @@ Other commands add their own sections through the generic API::
     report.add_table("Per zone", ["zone", "copies"], [["zone-a", 4], ["zone-b", 8]])
     report.write("out.html")          # or html = report.render()
 
-:func:`simulation_report` builds the report of ``kubesched simulate --report``.
+:func:`simulation_report` builds the report of ``kubesched simulate --report``;
+:mod:`kubesched.whatif.whatif_report` those of ``kubesched capacity``, ``compare`` and ``pack``.
 
 Size at scale: the node x plugin detail of an attempt costs one row per node it filtered or
 scored. The report embeds full detail for attempts until ``detail_rows`` node rows
