@@ -223,6 +223,19 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
                   f"{len(result.deleted)} preempted")
 
 
+def echo_data(data: Any, output: str) -> bool:
+    """``-o json`` / ``-o yaml``: print ``data`` and say so; False for the table output."""
+    if output == "json":
+        click.echo(json.dumps(data, indent=1))
+        return True
+    if output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
+        return True
+    return False
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 

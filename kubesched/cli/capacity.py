@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 from rich.console import Console
 from rich.table import Table
 
-from kubesched.cli import _guard, _load_config, main
+from kubesched.cli import _guard, _load_config, _plural, echo_data, main
 from kubesched.whatif.capacity import CapacityResult, format_resource
 
 # Beyond this many nodes the table shows the first ones (by name) and sums up the rest.
@@ -71,19 +69,9 @@ def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: 
         ties = "ties to the lowest node name" if res.deterministic else f"random ties, seed {res.seed}"
         capacity_report(inp, res, title=f"kubesched capacity {' '.join(paths)}",
                         subtitle=f"--pod {', '.join(pods)}; {preempts}; {ties}").write(report)
-    if output == "json":
-        click.echo(json.dumps(res.as_dict(), indent=1))
-        return
-    if output == "yaml":
-        import yaml
-
-        click.echo(yaml.safe_dump(res.as_dict(), sort_keys=False), nl=False)
+    if echo_data(res.as_dict(), output):
         return
     _print_table(res)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _print_table(res: CapacityResult) -> None:

@@ -3,7 +3,6 @@ configurations (kubesched.whatif.compare)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import cast
 
@@ -11,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from kubesched.cli import _guard, _load_config, load_summary, main
+from kubesched.cli import _guard, _load_config, echo_data, load_summary, main
 from kubesched.errors import KubeschedError
 from kubesched.whatif.compare import BOUND, CompareResult, Outcome
 
@@ -74,13 +73,7 @@ def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: 
             f"scheduling queue on a virtual clock, seed {res.seed}"
         compare_report(objs, res, title=f"kubesched compare {' '.join(paths)}",
                        subtitle=f"{' vs '.join(c.name for c in res.configurations)}; {procedure}").write(report)
-    if output == "json":
-        click.echo(json.dumps(res.as_dict(), indent=1))
-        return
-    if output == "yaml":
-        import yaml
-
-        click.echo(yaml.safe_dump(res.as_dict(), sort_keys=False), nl=False)
+    if echo_data(res.as_dict(), output):
         return
     _print(res, load_summary(objs))
 
