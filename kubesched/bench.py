@@ -22,6 +22,23 @@ that no node is over capacity, and its own placement rule:
 - ``preemption`` (PreemptionBasic, :func:`run_preemption_bench`): low-priority running pods
   fill the nodes; each measured high-priority pod must preempt, and is run by the scheduling
   queue on a virtual clock (kubesched.timeline) until it is bound.
+- ``preemption-pdb`` (PreemptionBasic with PodDisruptionBudgets): the same, with the
+  low-priority pods of every other node covered by a PDB allowing no disruption; the
+  preemptors must use the unprotected nodes first (pickOneNodeForPreemption's fewest PDB
+  violations), so exactly 3 x max(0, pods - unprotected nodes) protected pods are evicted.
+- ``daemonset`` (SchedulingDaemonset, config/templates/daemonset-pod.yaml): 15000 nodes, one
+  pod per node pinned by node affinity ``matchFields metadata.name In [node]`` (NodeAffinity's
+  PreFilterResult narrows the search to that node); each must land on its node.
+- ``unschedulable`` (Unschedulable, config/templates/pod-large-cpu.yaml + pod-default.yaml):
+  pods requesting 9 cpu, which fit nowhere, mixed among plain pods (every ``1/share``-th
+  attempt, 200 of 5200 by default); the large ones must fail with kube-scheduler's message,
+  the others must bind. Throughput counts every attempt.
+- ``mixed`` (the realistic profile of examples/dump, scaled up): general, high-memory and
+  tainted GPU nodes in 3 zones, a DaemonSet pod and Deployment replicas running on them, and
+  pending Deployment replicas (selected by Services and ReplicaSets, so default topology
+  spreading applies), some with preferred pod anti-affinity per hostname, some with a zone
+  spread constraint, some with a nodeSelector, and GPU pods tolerating the taint; each rule
+  is checked.
 """
 
 from __future__ import annotations
@@ -44,8 +61,9 @@ from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
 from kubesched.errors import KubeschedError
 from kubesched.framework import QueuedPodInfo
-from kubesched.objects import ClusterObjects, Node, ObjectMeta, Pod
-from kubesched.objects.parse import parse_namespace, parse_node, parse_pod
+from kubesched.objects import ClusterObjects, Node, ObjectMeta, Pod, PodDisruptionBudget, Service
+from kubesched.objects import Workload as WorkloadObject
+from kubesched.objects.parse import parse_namespace, parse_node, parse_pdb, parse_pod, parse_service, parse_workload
 from kubesched.plugins.registry import REGISTRY
 from kubesched.scheduler import Scheduler
 from kubesched.timeline import TimelineSimulator
@@ -186,6 +204,10 @@ class Setup:
     namespaces: tuple[str, ...] = ()
     # (cache, measured pod key -> node) -> problems
     check: Callable[[Cache, dict[str, str]], list[str]] | None = None
+    services: list[Service] = field(default_factory=list)
+    workloads: list[WorkloadObject] = field(default_factory=list)
+    # Measured pods that fit nowhere: key -> the FailedScheduling message they must get.
+    unschedulable: dict[str, str] = field(default_factory=dict)
 
 
 def _zone_of(cache: Cache, node: str) -> str:
@@ -237,12 +259,202 @@ def _setup_spread(num_nodes: int, num_pods: int, num_init: int) -> Setup:
     return Setup(nodes, bind_spread(basic_pods(num_init, "init-pod"), nodes), spreading_pods(num_pods), check=check)
 
 
+def daemonset_pods(nodes: list[Node]) -> list[Pod]:
+    """config/templates/daemonset-pod.yaml, one per node: required node affinity
+    ``matchFields metadata.name In [<node>]`` as the DaemonSet controller writes it."""
+    template = _pods({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                "values": ["node-0"]}]}]}}}}, {}, 1, "daemonset", "default")[0]
+    out = []
+    for i, node in enumerate(nodes):
+        affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node.meta.name]}]}]}}}
+        parsed = parse_pod({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                            "spec": {"containers": _CONTAINERS, "affinity": affinity}})
+        meta = dataclasses.replace(template.meta, name=f"daemonset-{i}", uid=f"default-daemonset-uid-{i}",
+                                   creation_timestamp=(template.meta.creation_timestamp or 0.0) + i)
+        out.append(dataclasses.replace(template, meta=meta, affinity=parsed.affinity,
+                                       raw={**template.raw, "metadata": {"name": meta.name, "namespace": "default",
+                                                                          "uid": meta.uid}}))
+    return out
+
+
+def _setup_daemonset(num_nodes: int, num_pods: int, num_init: int) -> Setup:
+    nodes = basic_nodes(num_nodes)
+    pods = daemonset_pods(nodes[:num_pods] if num_pods < num_nodes else nodes)
+    target = {p.key: f"node-{p.name.rsplit('-', 1)[1]}" for p in pods}
+
+    def check(cache: Cache, placed: dict[str, str]) -> list[str]:
+        wrong = [k for k, n in placed.items() if target[k] != n]
+        return [f"{len(wrong)} daemonset pods off their node (e.g. {wrong[0]} on {placed[wrong[0]]})"] if wrong else []
+
+    return Setup(nodes, bind_spread(basic_pods(num_init, "init-pod"), nodes) if num_init else [], pods, check=check)
+
+
+UNSCHEDULABLE_SHARE = 26  # every 26th attempt: 200 of 5200
+
+
+def large_cpu_pods(n: int, prefix: str = "large-cpu-pod", start: int = 0) -> list[Pod]:
+    """config/templates/pod-large-cpu.yaml: cpu 9 (more than any node's 4)."""
+    containers = [{"name": "pause", "image": "registry.k8s.io/pause:3.9", "ports": [{"containerPort": 80}],
+                   "resources": {"requests": {"cpu": "9", "memory": "500Mi"}, "limits": {"cpu": "9", "memory": "500Mi"}}}]
+    return _pods({"containers": containers}, {}, n, prefix, "default", start=start)
+
+
+def _setup_unschedulable(num_nodes: int, num_pods: int, num_init: int) -> Setup:
+    nodes = basic_nodes(num_nodes)
+    n_large = num_pods // UNSCHEDULABLE_SHARE
+    large = large_cpu_pods(n_large)
+    plain = basic_pods(num_pods - n_large)
+    measured: list[Pod] = []
+    for i in range(num_pods):
+        k = i // UNSCHEDULABLE_SHARE
+        if i % UNSCHEDULABLE_SHARE == 0 and k < n_large:
+            measured.append(large[k])
+        else:
+            measured.append(plain[i - min(k + 1, n_large)])
+    # DefaultPreemption runs too: nothing has a lower priority than these priority-0 pods.
+    message = (f"0/{num_nodes} nodes are available: {num_nodes} Insufficient cpu. preemption: 0/{num_nodes} nodes "
+               f"are available: {num_nodes} No preemption victims found for incoming pod.")
+    running = bind_spread(basic_pods(num_init, "init-pod"), nodes) if num_init else []
+    return Setup(nodes, running, measured, unschedulable={p.key: message for p in large})
+
+
+MIXED_APPS = (  # (name, cpu, memory, share of pending pods, kind of placement rule)
+    ("web", "250m", "512Mi", 4, "anti"),
+    ("api", "500m", "1Gi", 3, "spread"),
+    ("cache", "1", "4Gi", 1, "highmem"),
+    ("worker", "200m", "256Mi", 3, ""),
+    ("trainer", "1", "2Gi", 1, "gpu"),
+)
+
+
+def mixed_nodes(n: int) -> list[Node]:
+    """examples/dump's node shapes: 80% general (4 cpu, 16Gi), 15% high-memory (8 cpu, 64Gi,
+    pool=highmem), 5% GPU (8 cpu, 32Gi, nvidia.com/gpu 8, tainted gpu=true:NoSchedule)."""
+    out = []
+    for i in range(n):
+        name = f"node-{i}"
+        labels = {HOSTNAME: name, ZONE: f"zone{i % 3 + 1}"}
+        spec: dict[str, Any] = {}
+        kind = i % 20
+        if kind == 0:
+            cap = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "8"}
+            labels["pool"] = "gpu"
+            spec["taints"] = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+        elif kind in (1, 2, 3):
+            cap = {"cpu": "8", "memory": "64Gi", "pods": "110"}
+            labels["pool"] = "highmem"
+        else:
+            cap = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+            labels["pool"] = "general"
+        out.append(parse_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                               "spec": spec, "status": {"capacity": cap, "allocatable": cap}}))
+    return out
+
+
+def _app_pod(app: str, cpu: str, memory: str, rule: str, i: int, rs: str, start: int) -> Pod:
+    labels = {"app": app, "pod-template-hash": rs.rsplit("-", 1)[1]}
+    spec: dict[str, Any] = {"containers": [{"name": app, "image": f"registry.example/{app}:1",
+                                            "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}
+    if rule == "anti":
+        spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": app}},
+                                                "topologyKey": HOSTNAME}}]}}
+    elif rule == "spread":
+        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+                                              "labelSelector": {"matchLabels": {"app": app}}}]
+    elif rule == "highmem":
+        spec["nodeSelector"] = {"pool": "highmem"}
+    elif rule == "gpu":
+        spec["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        spec["nodeSelector"] = {"pool": "gpu"}
+        spec["containers"][0]["resources"] = {"requests": {"cpu": cpu, "memory": memory, "nvidia.com/gpu": "1"},
+                                              "limits": {"nvidia.com/gpu": "1"}}
+    name = f"{rs}-{i}"
+    pod = parse_pod({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": name, "namespace": "shop", "uid": f"shop-{name}", "labels": labels,
+                                  "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
+                                                       "uid": f"rs-{rs}", "controller": True}]},
+                     "spec": spec})
+    return dataclasses.replace(pod, meta=dataclasses.replace(pod.meta, creation_timestamp=1704067200.0 + start + i))
+
+
+def _setup_mixed(num_nodes: int, num_pods: int, num_init: int) -> Setup:
+    nodes = mixed_nodes(num_nodes)
+    # A DaemonSet pod on every node (100m, 128Mi), as the dump's kube-proxy.
+    proxy = _pods({"containers": [{"name": "kube-proxy", "image": "registry.k8s.io/kube-proxy:v1.30.0",
+                                   "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
+                   "tolerations": [{"operator": "Exists"}]}, {"k8s-app": "kube-proxy"}, num_nodes, "kube-proxy",
+                  "kube-system")
+    running = bind_spread(proxy, nodes)
+    total_share = sum(share for *_, share, _ in MIXED_APPS)
+    services: list[Service] = []
+    workloads: list[WorkloadObject] = []
+    measured: list[Pod] = []
+    init: list[Pod] = []
+    for app, cpu, memory, share, rule in MIXED_APPS:
+        rs = f"{app}-7d4b9c8f6d"
+        services.append(parse_service({"apiVersion": "v1", "kind": "Service",
+                                       "metadata": {"name": app, "namespace": "shop"},
+                                       "spec": {"selector": {"app": app}}}))
+        workloads.append(parse_workload({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                         "metadata": {"name": rs, "namespace": "shop", "uid": f"rs-{rs}"},
+                                         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}},
+                                                  "template": {"metadata": {"labels": {"app": app}},
+                                                               "spec": {"containers": [{"name": app}]}}}}))
+        n_init = num_init * share // total_share
+        n_pending = num_pods * share // total_share
+        init.extend(_app_pod(app, cpu, memory, rule, i, rs, 0) for i in range(n_init))
+        measured.extend(_app_pod(app, cpu, memory, rule, n_init + i, rs, 1_000_000) for i in range(n_pending))
+    # Running replicas on the nodes their rule allows (round-robin over those nodes).
+    by_pool: dict[str, list[Node]] = {}
+    for nd in nodes:
+        by_pool.setdefault(nd.meta.labels["pool"], []).append(nd)
+    placed_init: list[Pod] = []
+    counters: Counter[str] = Counter()
+    for p in init:
+        pool = {"cache": "highmem", "trainer": "gpu"}.get(p.labels["app"], "general")
+        candidates = by_pool[pool]
+        nd = candidates[counters[pool] % len(candidates)]
+        counters[pool] += 1
+        placed_init.append(dataclasses.replace(p, node_name=nd.meta.name, phase="Running"))
+    running.extend(placed_init)
+    # Interleave the apps' pending pods as a rollout of several Deployments would.
+    measured.sort(key=lambda p: (int(p.name.rsplit("-", 1)[1]), p.labels["app"]))
+    pool_of = {nd.meta.name: nd.meta.labels["pool"] for nd in nodes}
+    zone_of = {nd.meta.name: nd.meta.labels[ZONE] for nd in nodes}
+
+    def check(cache: Cache, placed: dict[str, str]) -> list[str]:
+        problems = []
+        app_of = {p.key: p.labels["app"] for p in measured}
+        for key, node in placed.items():
+            app = app_of[key]
+            if app == "cache" and pool_of[node] != "highmem":
+                problems.append(f"{key} on {node}, not a highmem node")
+            if app == "trainer" and pool_of[node] != "gpu":
+                problems.append(f"{key} on {node}, not a GPU node")
+            if app not in ("trainer",) and pool_of[node] == "gpu":
+                problems.append(f"{key} on the tainted GPU node {node}")
+            if len(problems) >= 3:
+                break
+        zones = Counter(zone_of[cache.node_of(pi.pod) or ""] for ni in cache.node_infos.values() for pi in ni.pods
+                        if pi.pod.labels.get("app") == "api")
+        if zones and max(zones.values()) - min(zones.get(f"zone{z}", 0) for z in (1, 2, 3)) > 1:
+            problems.append(f"api pods' zone skew exceeds 1: {dict(zones)}")
+        return problems
+
+    return Setup(nodes, running, measured, namespaces=("shop", "kube-system"), check=check, services=services,
+                 workloads=workloads)
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     name: str
     setup: Callable[[int, int, int], Setup]
     pods: int  # default measured pods
     init_pods: int  # default running pods
+    nodes: int = 5000  # default nodes
 
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
@@ -250,15 +462,19 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("affinity", _setup_affinity, 1000, 5000),
     Workload("antiaffinity", _setup_antiaffinity, 1000, 1000),
     Workload("spread", _setup_spread, 2000, 5000),
+    Workload("daemonset", _setup_daemonset, 15000, 0, nodes=15000),
+    Workload("unschedulable", _setup_unschedulable, 5200, 0),
+    Workload("mixed", _setup_mixed, 5000, 10000),
 )}
 
 
-def run_bench(workload: str, num_nodes: int, num_pods: int | None = None, *, init_pods: int | None = None,
-              seed: int = 1) -> BenchResult:
+def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None = None, *,
+              init_pods: int | None = None, seed: int = 1) -> BenchResult:
     """Build the workload, bind its running pods, then schedule the measured pods one by one."""
     w = WORKLOADS.get(workload)
     if w is None:
         raise KubeschedError(f"unknown workload {workload!r}: want one of {', '.join(WORKLOADS)}")
+    num_nodes = w.nodes if num_nodes is None else num_nodes
     num_pods = w.pods if num_pods is None else num_pods
     num_init = w.init_pods if init_pods is None else init_pods
     if num_nodes < 1 or num_pods < 0 or num_init < 0:
@@ -273,7 +489,8 @@ def run_bench(workload: str, num_nodes: int, num_pods: int | None = None, *, ini
     rng = random.Random(seed)
     namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
                   for ns in ("default", *setup.namespaces)]
-    objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces)
+    objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces, services=setup.services,
+                            workloads=setup.workloads)
     cfg = default_configuration()
     profile = cfg.profiles[0]
     handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng)
@@ -291,12 +508,17 @@ def run_bench(workload: str, num_nodes: int, num_pods: int | None = None, *, ini
         latencies.append(clock() - t0)
         if a.outcome == "Scheduled" and a.node is not None:
             placed[pod.key] = a.node
+            if pod.key in setup.unschedulable and len(problems) < 5:
+                problems.append(f"{pod.key} was bound to {a.node}: it fits nowhere")
+        elif pod.key in setup.unschedulable:
+            if a.message != setup.unschedulable[pod.key] and len(problems) < 5:
+                problems.append(f"{pod.key}: {a.message!r}, want {setup.unschedulable[pod.key]!r}")
         elif len(problems) < 5:
             problems.append(f"{pod.key}: {a.message}")
     elapsed = clock() - start
     bound = len(placed)
-    if bound != num_pods:
-        problems.append(f"{num_pods - bound} pods not bound")
+    if bound != len(setup.measured) - len(setup.unschedulable):
+        problems.append(f"{len(setup.measured) - len(setup.unschedulable) - bound} pods not bound")
     t = cache.table
     size = t.size
     if (t.req_cpu[:size] > t.alloc_cpu[:size]).any() or (t.req_mem[:size] > t.alloc_mem[:size]).any() or (
@@ -312,7 +534,8 @@ def run_bench(workload: str, num_nodes: int, num_pods: int | None = None, *, ini
             break
     if setup.check is not None and placed:
         problems.extend(setup.check(cache, placed))
-    return BenchResult(workload, num_nodes, num_pods, elapsed, latencies, bound, problems, len(setup.running))
+    return BenchResult(workload, num_nodes, len(setup.measured), elapsed, latencies, bound, problems,
+                       len(setup.running))
 
 
 # ----------------------------------------------------------------------------- extender
@@ -561,8 +784,26 @@ class _TimedTimeline(TimelineSimulator):
         self.latencies.append(time.perf_counter() - t0)
 
 
+PROTECTED = "protected"
+
+
+def protect_every_other_node(running: list[Pod]) -> tuple[list[Pod], list[PodDisruptionBudget]]:
+    """``preemption-pdb``: the low-priority pods of every other node (by node index) get the
+    label ``protected=true``, selected by one PDB allowing no disruption."""
+    out = []
+    for p in running:
+        if _node_index(p.node_name) % 2 == 0:
+            p = dataclasses.replace(p, meta=dataclasses.replace(p.meta, labels={**p.labels, PROTECTED: "true"}))
+        out.append(p)
+    pdb = parse_pdb({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                     "metadata": {"name": "protected", "namespace": "default"},
+                     "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {PROTECTED: "true"}}},
+                     "status": {"disruptionsAllowed": 0}})
+    return out, [pdb]
+
+
 def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None = None, *,
-                         init_pods: int | None = None, seed: int = 1) -> PreemptionBenchResult:
+                         init_pods: int | None = None, seed: int = 1, pdbs: bool = False) -> PreemptionBenchResult:
     """PreemptionBasic: bind the low-priority pods, then run the queue until every
     high-priority pod is bound or nothing can change; check that each one was bound (after
     its victims were deleted), that every victim was a low-priority pod and no node is over
@@ -574,9 +815,12 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
                              f"pods={num_pods} init pods={num_init}")
     nodes = basic_nodes(num_nodes)
     running = bind_spread(low_priority_pods(num_init), nodes) if num_init else []
+    budgets: list[PodDisruptionBudget] = []
+    if pdbs:
+        running, budgets = protect_every_other_node(running)
     measured = high_priority_pods(num_pods)
     latest = max((p.meta.creation_timestamp or 0.0 for p in (*running, *measured)), default=0.0)
-    objs = ClusterObjects(nodes=nodes, pods=[*running, *measured], latest_timestamp=latest)
+    objs = ClusterObjects(nodes=nodes, pods=[*running, *measured], pdbs=budgets, latest_timestamp=latest)
     sim = _TimedTimeline(objs, seed=seed)
     clock = time.perf_counter
     start = clock()
@@ -595,6 +839,16 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
         problems.append(f"{len(wrong)} evicted pods were not low-priority pods (e.g. {wrong[0]})")
     if res.pending and len(placed) == num_pods:
         problems.append(f"{len(res.pending)} pods left pending (e.g. {next(iter(res.pending.items()))})")
+    if pdbs:
+        # Fewest PDB violations first: the unprotected nodes are used up before any protected
+        # pod is evicted; each preemptor (3 cpu) evicts 3 low-priority pods (900m each).
+        unprotected = sum(1 for n in nodes if _node_index(n.meta.name) % 2 == 1)
+        protected_low = {p.key for p in running if p.labels.get(PROTECTED)}
+        evicted = sum(1 for k in res.deleted if k in protected_low)
+        want = 3 * max(0, len(placed) - unprotected)
+        if evicted != want:
+            problems.append(f"{evicted} PDB-protected pods evicted, want {want} (3 per preemptor beyond the "
+                            f"{unprotected} unprotected nodes)")
     cache = sim.cache
     t = cache.table
     size = t.size
@@ -611,6 +865,6 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
             break
     m = res.metrics
     return PreemptionBenchResult(
-        "preemption", num_nodes, num_pods, elapsed, list(sim.latencies), len(placed), problems, len(running),
+        "preemption-pdb" if pdbs else "preemption", num_nodes, num_pods, elapsed, list(sim.latencies), len(placed), problems, len(running),
         victims=sum(m.preemption_victims), preemption_attempts=m.preemption_attempts, attempts=len(res.steps),
         simulated_seconds=res.end - res.start)

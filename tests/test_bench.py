@@ -21,19 +21,55 @@ from kubesched.cli import main
         ("affinity", 120, 120, 80),
         ("antiaffinity", 120, 30, 60),
         ("spread", 120, 120, 90),
+        ("daemonset", 150, 0, 150),
+        ("unschedulable", 120, 0, 130),
+        ("mixed", 120, 240, 120),
     ],
     ids=[
         "basic workload binds every pod without overcommitting",
         "node affinity workload keeps every pod in zone1 or zone2",
         "pod anti-affinity workload never puts two green pods on one node",
         "topology spread workload keeps the blue pods' zone skew at most 1",
+        "daemonset workload puts every pod on the node its matchFields names",
+        "unschedulable workload fails the large pods with kube-scheduler's message and binds the rest",
+        "mixed workload keeps caches on highmem, trainers on GPU nodes and api pods spread over zones",
     ],
 )
 def test_workload_places_every_measured_pod_by_its_rule(workload: str, nodes: int, init_pods: int, pods: int) -> None:
     res = run_bench(workload, nodes, pods, init_pods=init_pods, seed=7)
     assert res.ok, res.problems
-    assert (res.bound, res.pods, res.init_pods) == (pods, pods, init_pods)
-    assert len(res.latencies) == pods
+    unschedulable = pods // 26 if workload == "unschedulable" else 0
+    # mixed: the pods are split over its apps by share (rounded down), plus a DaemonSet pod per node.
+    measured = pods - pods % 12 if workload == "mixed" else pods
+    assert res.pods == len(res.latencies) == measured
+    assert res.bound == measured - unschedulable
+    if workload == "mixed":
+        assert res.init_pods == init_pods + nodes
+    else:
+        assert res.init_pods == init_pods
+
+
+def test_daemonset_pods_name_their_node_by_match_fields() -> None:
+    setup = WORKLOADS["daemonset"].setup(3, 3, 0)
+    terms = [p.affinity.node_affinity.required.terms for p in setup.measured]  # type: ignore[union-attr]
+    assert [[(r.key, r.values) for t in ts for r in t.match_fields] for ts in terms] == [
+        [("metadata.name", ("node-0",))], [("metadata.name", ("node-1",))], [("metadata.name", ("node-2",))]]
+
+
+def test_unschedulable_workload_expects_the_fit_error_and_the_preemption_message() -> None:
+    # One 9-cpu pod in 26 attempts; DefaultPreemption runs and finds no lower-priority pod.
+    setup = WORKLOADS["unschedulable"].setup(5, 26, 0)
+    (key, message), = setup.unschedulable.items()
+    assert key == setup.measured[0].key
+    assert message == ("0/5 nodes are available: 5 Insufficient cpu. preemption: 0/5 nodes are available: "
+                       "5 No preemption victims found for incoming pod.")
+
+
+def test_preemption_pdb_workload_evicts_protected_pods_only_once_the_unprotected_nodes_are_used() -> None:
+    # 10 nodes, 5 of them with PDB-protected pods; 8 preemptors: 5 on unprotected nodes, then 3 x 3 protected victims.
+    res = run_preemption_bench(10, 8, init_pods=40, seed=7, pdbs=True)
+    assert res.ok, res.problems
+    assert (res.workload, res.bound, res.victims) == ("preemption-pdb", 8, 24)
 
 
 def test_anti_affinity_workload_reports_pods_that_cannot_fit() -> None:

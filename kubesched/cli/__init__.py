@@ -366,19 +366,30 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
 
 @main.command()
 @click.option("--nodes", type=int, default=None,
-              help="Nodes. [default: 5000; preemption: 500; extender: runs at 100 and at 1000 nodes]")
+              help="Nodes. [default: 5000; preemption: 500; daemonset: 15000; extender: runs at 100 and at 1000 "
+                   "nodes]")
 @click.option("--pods", type=int, default=None,
               help="Measured pods (scheduled and timed). [default: basic 10000, affinity 1000, antiaffinity 1000, "
-                   "spread 2000, preemption 500, extender 100 per run]")
+                   "spread 2000, preemption 500, daemonset 15000 (one per node), unschedulable 5200 (200 fit "
+                   "nowhere), mixed 5000, extender 100 per run]")
 @click.option("--init-pods", "init_pods", type=int, default=None,
               help="Running pods, bound before the clock starts. [default: basic 0, affinity 5000, "
-                   "antiaffinity 1000, spread 5000, preemption 2000]")
+                   "antiaffinity 1000, spread 5000, preemption 2000, daemonset 0, unschedulable 0, mixed 10000 "
+                   "(plus a DaemonSet pod per node)]")
 @click.option("--workload",
-              type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "extender", "live"]),
+              type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "preemption-pdb",
+                                 "daemonset", "unschedulable", "mixed", "extender", "live"]),
               default="basic", show_default=True,
-              help="basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
+              help="Shapes of kube-scheduler's scheduler_perf (test/integration/scheduler_perf/config/"
+                   "performance-config.yaml). basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
                    "SchedulingPodAntiAffinity; spread: TopologySpreading; preemption: PreemptionBasic, "
-                   "run by the scheduling queue on a virtual clock (scheduler_perf shapes); extender: the "
+                   "run by the scheduling queue on a virtual clock; preemption-pdb: PreemptionBasic with a PDB "
+                   "(no disruption allowed) over the pods of every other node; daemonset: SchedulingDaemonset "
+                   "(templates/daemonset-pod.yaml: one pod per node pinned by matchFields metadata.name); "
+                   "unschedulable: Unschedulable (templates/pod-large-cpu.yaml pods that fit nowhere among "
+                   "pod-default.yaml pods); mixed: the realistic profile of examples/dump scaled up (general, "
+                   "high-memory and tainted GPU nodes, DaemonSet and Deployment pods, services, anti-affinity, "
+                   "zone spreading, nodeSelectors, GPU tolerations); extender: the "
                    "latency one local HTTP extender (filter + prioritize) adds per scheduling attempt, with "
                    "nodeCacheCapable false and true, against the same run without it; live: the live "
                    "scheduler end to end through a local API server (nodes and pods created over HTTP, "
@@ -411,10 +422,11 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
         counts = EXTENDER_NODE_COUNTS if nodes is None else (nodes,)
         res = run_extender_bench(counts, pods, seed=seed)
         assert isinstance(res, ExtenderBenchResult)
-    elif workload == "preemption":
-        res = run_preemption_bench(PREEMPTION_NODES if nodes is None else nodes, pods, init_pods=init_pods, seed=seed)
+    elif workload in ("preemption", "preemption-pdb"):
+        res = run_preemption_bench(PREEMPTION_NODES if nodes is None else nodes, pods, init_pods=init_pods, seed=seed,
+                                   pdbs=workload == "preemption-pdb")
     else:
-        res = run_bench(workload, 5000 if nodes is None else nodes, pods, init_pods=init_pods, seed=seed)
+        res = run_bench(workload, nodes, pods, init_pods=init_pods, seed=seed)
     if output == "json":
         click.echo(json.dumps(res.as_dict(), indent=1))
     else:
