@@ -10,6 +10,8 @@ input, bugs and I/O failures, and all of them derive from :class:`KubeschedError
     │                        (names file and field path, e.g. profiles[0].pluginConfig[1].args...)
     ├── PluginError          a plugin misbehaved (bad registration, invalid score, crash)
     ├── ApiError             talking to an API server or an extender failed
+    ├── InvariantViolation   a scheduler invariant broke (debug switch KUBESCHED_CHECK_INVARIANTS):
+    │                        names the invariant, the pod, the node and the scheduling cycle
     └── FieldError           a field-level validation failure; parsers raise it and the caller
                              re-raises it as ManifestError or ConfigError with the location
 
@@ -89,3 +91,24 @@ class ApiError(KubeschedError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class InvariantViolation(KubeschedError):
+    """A scheduler invariant does not hold after a scheduling or binding cycle (a bug in
+    kubesched or in a plugin, never bad input): raised by the invariant checker
+    (kubesched._runtime.invariants) when the debug switch is on. ``cycle`` is the scheduling
+    cycle (for a binding cycle: the one that scheduled the pod), ``phase`` "scheduling",
+    "binding" or "end" (the check at the end of a run)."""
+
+    def __init__(self, invariant: str, detail: str, *, cycle: int, phase: str, pod: str = "",
+                 node: str = "") -> None:
+        where = f"after the {phase} cycle {cycle}" if phase in ("scheduling", "binding") else f"at {phase} (cycle {cycle})"
+        subject = ", ".join(part for part in (f"pod {pod}" if pod else "", f"node {node}" if node else "") if part)
+        super().__init__(_one_line(f"invariant {invariant!r} violated {where}"
+                                   f"{': ' + subject if subject else ''}: {detail}"))
+        self.invariant = invariant
+        self.detail = detail
+        self.cycle = cycle
+        self.phase = phase
+        self.pod = pod
+        self.node = node

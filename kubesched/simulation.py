@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched._cache import Cache
-from kubesched._queue import QueueNominator
+from kubesched._queue import QueueNominator, SchedulingQueue
 from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched._runtime.invariants import ClusterView, InvariantChecker, new_checker
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.cluster.pvcontroller import complete_volume_bindings
@@ -96,7 +97,9 @@ class Simulator:
 
     def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
                  deterministic: bool = False, seed: int | None = None,
-                 registry: Mapping[str, Factory] | None = None) -> None:
+                 registry: Mapping[str, Factory] | None = None, check_invariants: bool | None = None) -> None:
+        """``check_invariants``: check the scheduler's invariants after every cycle of :meth:`run`
+        (kubesched._runtime.invariants; None: the KUBESCHED_CHECK_INVARIANTS environment variable)."""
         self.objs = objs
         self.config = config if config is not None else default_configuration()
         self.deterministic = deterministic
@@ -137,6 +140,9 @@ class Simulator:
         self.scheduler.on_bound = self._complete_volume_bindings
         # Called with every recorded step (the CLI's progress bar); never changes a decision.
         self.on_step: Callable[[Step], None] | None = None
+        self.check_invariants = check_invariants
+        self.invariants: InvariantChecker | None = None  # created by run() when switched on
+        self._procedure: tuple[set[str], dict[str, str], set[str]] = (set(), {}, set())
 
     def close(self) -> None:
         """Close the extenders' HTTP clients."""
@@ -161,6 +167,8 @@ class Simulator:
         bound = dataclasses.replace(cur or pod, node_name=node, nominated_node_name="", start_time=pod.start_time)
         self.current[pod.uid] = bound
         self.objects.set_pod(bound)
+        if self.invariants is not None:
+            self.invariants.record_bind(pod, node)
 
     def _complete_volume_bindings(self, state: CycleState, pod: Pod, node: str) -> None:
         """The PV controller's part after VolumeBinding's PreBind (kubesched.cluster.pvcontroller)."""
@@ -261,13 +269,19 @@ class Simulator:
                 waiting.remove(attempt)
                 self.scheduler.binding_cycle(attempt)
                 self._adopt_if_bound(attempt)
+                self._check_invariants(attempt, "binding")
 
     def _adopt_if_bound(self, attempt: Attempt) -> None:
         """A binding cycle that failed after the bind went through (a Bind plugin erring after
-        binding) leaves a bound pod the cache forgot: the informer would add it back."""
+        binding) leaves a bound pod the cache forgot: the informer would add it back. Any other
+        failure after assume carries clearNominatedNode (handleSchedulingFailure): the nominator
+        dropped the pod when it was assumed, its status.nominatedNodeName is cleared too."""
         cur = self.current.get(attempt.pod.uid)
         if attempt.outcome != "Scheduled" and cur is not None and cur.node_name and self.cache.node_of(cur) is None:
             self.cache.add_pod(cur)
+        elif (attempt.outcome not in ("Scheduled", "Waiting") and attempt.assumed is not None and cur is not None
+              and cur.nominated_node_name):
+            self.scheduler.set_nomination(cur, "")
 
     def run(self) -> SimulationResult:
         try:
@@ -278,6 +292,8 @@ class Simulator:
     def _run(self) -> SimulationResult:
         result = SimulationResult()
         order, result.skipped, enqueued = self._enqueue()
+        self._procedure = ({p.uid for p in order}, result.skipped, {p.uid for p in enqueued})
+        self._new_invariants()
         # status.nominatedNodeName reserves room only through the nominator, which upstream
         # fills from PriorityQueue.Add (addNominatedPodUnlocked with no NominatingInfo: the
         # status' node, if the pod lister has the pod unbound), called only for pods of our
@@ -302,6 +318,8 @@ class Simulator:
                 if attempt.outcome == "Waiting":
                     waiting.append(attempt)
                 self._adopt_if_bound(attempt)
+                self._check_invariants(attempt, "binding" if attempt.outcome == "Scheduled" else "scheduling",
+                                       len(result.steps))
                 self._finish_waiting(waiting)
                 if attempt.outcome == "Scheduled" or not attempt.nominated_node or number >= MAX_ATTEMPTS:
                     break
@@ -321,4 +339,36 @@ class Simulator:
                 continue
             cur = self.current[p.uid]
             result.final[p.key] = cur.node_name or None
+        if self.invariants is not None:
+            self.invariants.check(len(result.steps), None, "end")
         return result
+
+    # ---- the invariant checker's view (kubesched._runtime.invariants)
+    def _new_invariants(self, queue: SchedulingQueue | None = None) -> None:
+        view = ClusterView(self._cluster_pods, self._cluster_pod, self._pending_reason, self._mirrors_nomination)
+        self.invariants = new_checker(self.check_invariants, self.cache, self.nominator, self.profiles, view,
+                                      queue=queue)
+
+    def _check_invariants(self, attempt: Attempt, phase: str, cycle: int | None = None) -> None:
+        if self.invariants is not None:
+            self.invariants.check(cycle, attempt.pod, phase, attempt)
+
+    def _cluster_pods(self) -> Iterator[Pod]:
+        deleted = self.deleted
+        return (p for uid, p in self.current.items() if uid not in deleted)
+
+    def _cluster_pod(self, pod: Pod) -> Pod | None:
+        return None if pod.uid in self.deleted else self.current.get(pod.uid)
+
+    def _pending_reason(self, pod: Pod) -> str | None:
+        """The conformance procedure has no queue: a pending pod is skipped with a reason, or in
+        the procedure's order (still to come, or attempted: its step says why it is pending)."""
+        order, skipped, _ = self._procedure
+        reason = skipped.get(pod.key)
+        if reason is None and pod.uid in order:
+            reason = "in the procedure's queue order"
+        return reason
+
+    def _mirrors_nomination(self, pod: Pod) -> bool:
+        """Whether upstream's nominator holds the pending pod (PriorityQueue.Add took it)."""
+        return pod.uid in self._procedure[2]

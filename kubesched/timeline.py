@@ -90,8 +90,10 @@ class TimelineSimulator(Simulator):
 
     def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
                  seed: int | None = None, registry: Mapping[str, Factory] | None = None,
-                 deterministic: bool = False, max_attempts: int = MAX_ATTEMPTS_PER_POD) -> None:
-        super().__init__(objs, config, deterministic=deterministic, seed=seed, registry=registry)
+                 deterministic: bool = False, max_attempts: int = MAX_ATTEMPTS_PER_POD,
+                 check_invariants: bool | None = None) -> None:
+        super().__init__(objs, config, deterministic=deterministic, seed=seed, registry=registry,
+                         check_invariants=check_invariants)
         self.max_attempts = max_attempts
         self._gave_up: dict[str, str] = {}  # pod key -> last message, for pods no longer retried
         pending_ts = [p.meta.creation_timestamp or 0.0 for p in objs.pods if not p.node_name]
@@ -198,6 +200,7 @@ class TimelineSimulator(Simulator):
     def run(self) -> TimelineResult:
         res = self._result
         res.start = self.clock.now()
+        self._new_invariants(self.queue)
         for p in self.objs.pods:
             if p.node_name:
                 continue
@@ -225,6 +228,8 @@ class TimelineSimulator(Simulator):
             self.queue.flush_unschedulable_pods_leftover()
         self._finish(res)
         self.close()  # the extenders' HTTP clients
+        if self.invariants is not None:
+            self.invariants.check(self.queue.scheduling_cycle, None, "end")
         return res
 
     def _arrive(self, pod: Pod) -> None:
@@ -321,11 +326,14 @@ class TimelineSimulator(Simulator):
         if attempt.outcome == "Waiting":
             # The pod stays in flight (not Done in the queue) until its binding cycle.
             self._in_flight.append((attempt, qpi))
+            self._check_invariants(attempt, "scheduling", cycle)
             return
         binding = attempt.outcome == "Assumed"
         if binding:
+            self._check_invariants(attempt, "scheduling", cycle)
             self._binding_cycle(attempt)
         self._after(attempt, qpi, cycle, binding=binding)
+        self._check_invariants(attempt, "binding" if binding else "scheduling", cycle)
 
     def _binding_cycle(self, attempt: Attempt) -> None:
         self.scheduler.binding_cycle(attempt)
@@ -342,6 +350,7 @@ class TimelineSimulator(Simulator):
         keeps its attempts count, hence its backoff)."""
         self._binding_cycle(attempt)
         self._after(attempt, qpi, self.queue.scheduling_cycle, binding=True)
+        self._check_invariants(attempt, "binding")
 
     def _after(self, attempt: Attempt, qpi: QueuedPodInfo, cycle: int, *, binding: bool = False) -> None:
         """handleSchedulingFailure (or the success path) after a scheduling cycle, or after a
@@ -419,6 +428,18 @@ class TimelineSimulator(Simulator):
         self._result.steps.append(step)
         if self.on_step is not None:
             self.on_step(step)
+
+    def _pending_reason(self, pod: Pod) -> str | None:
+        """Why a pending pod is in no queue and not in flight (the invariant checker)."""
+        reason = self._result.skipped.get(pod.key) or self._gave_up.get(pod.key)
+        if reason is None and (pod.meta.creation_timestamp or self._result.start) > self.clock.now():
+            reason = "not arrived yet"
+        return reason
+
+    def _mirrors_nomination(self, pod: Pod) -> bool:
+        """Upstream's nominator holds a queued pod that passed PreEnqueue."""
+        qpi = self.queue.get(pod)
+        return qpi is not None and qpi.pod.uid == pod.uid and not qpi.gated
 
     def _finish(self, res: TimelineResult) -> None:
         res.end = self.clock.now()

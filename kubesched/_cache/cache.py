@@ -8,7 +8,7 @@ handed to plugins is a view of the cache that is only mutated between scheduling
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from kubesched.framework import ImageStateSummary, NodeInfo, NodeTable, PodInfo
 from kubesched.objects import Node, Pod
@@ -122,9 +122,14 @@ class Cache:
         return ni
 
     def remove_node(self, name: str) -> None:
+        """Cache.RemoveNode: the node goes, its pods stay (their delete events come on another
+        watch, maybe later): upstream keeps them on a node-less NodeInfo, here with the pods of
+        unknown nodes, so they count again if a node of that name comes back."""
         ni = self.node_infos.pop(name, None)
         if ni is None:
             return
+        if ni.pods:
+            self._pending_pods.setdefault(name, []).extend(pi.pod for pi in ni.pods)
         self.table.clear_row(ni.index)
         self._order = None
         self._refresh_images()
@@ -198,3 +203,18 @@ class Cache:
 
     def pods(self) -> list[Pod]:
         return [pi.pod for ni in self.node_infos.values() for pi in ni.pods]
+
+    def placements(self) -> Iterator[tuple[str, Pod]]:
+        """(node name, pod) for every pod the cache holds, pods on nodes it does not know
+        (yet) included; a pod listed twice would appear twice (the invariant checker)."""
+        for name, ni in self.node_infos.items():
+            for pi in ni.pods:
+                yield name, pi.pod
+        for name, pods in self._pending_pods.items():
+            for pod in pods:
+                yield name, pod
+
+    @property
+    def pod_nodes(self) -> Mapping[str, str]:
+        """The index: pod uid -> the node name the cache holds it on."""
+        return self._pod_node

@@ -42,6 +42,7 @@ from kubesched._queue import QueueError, QueueNominator, RealClock, SchedulingQu
 from kubesched._queue.events import node_update_events
 from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched._runtime.invariants import ClusterView, new_checker
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.live import (
     ADD,
@@ -183,7 +184,12 @@ class LiveScheduler:
 
     def __init__(self, config: KubeSchedulerConfiguration | None, cluster: LiveCluster, *,
                  registry: Mapping[str, Factory] | None = None, deterministic: bool = False,
-                 seed: int | None = None, bind_workers: int = 16, metrics: RunnerMetrics | None = None) -> None:
+                 seed: int | None = None, bind_workers: int = 16, metrics: RunnerMetrics | None = None,
+                 check_invariants: bool | None = None) -> None:
+        """``check_invariants``: check the scheduler's invariants after every cycle
+        (kubesched._runtime.invariants; None: the KUBESCHED_CHECK_INVARIANTS environment variable).
+        A violation found by a binding cycle (a worker thread) is raised by the next
+        :meth:`schedule_one` and by :meth:`stop`."""
         self.config = config if config is not None else default_configuration()
         self.cluster = cluster
         self.metrics = metrics
@@ -226,6 +232,9 @@ class LiveScheduler:
             pod_max_backoff=float(self.config.pod_max_backoff_seconds),
             events_by_profile={name: events_by_plugin_of(_all_plugins(fwk)) for name, fwk in self.profiles.items()},
             namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator)
+        self.invariants = new_checker(check_invariants, self.cache, self.nominator, self.profiles,
+                                      ClusterView(self.objects.all_pods, self._current, self._pending_reason),
+                                      queue=self.queue, live=True)
         # Per scheduling cycle: the pod being scheduled (preemption's events name it) and the
         # nomination the failure handler must write (None: leave nominatedNodeName alone).
         self._preemptor: Pod | None = None
@@ -351,6 +360,8 @@ class LiveScheduler:
         """DefaultBinder's API call, made with the lock released (see :meth:`_unlocked`)."""
         with self._unlocked():
             self.cluster.bind(pod, node)
+        if self.invariants is not None:
+            self.invariants.record_bind(pod, node)
 
     def _delete_victim(self, victim: Pod, reason: str) -> None:
         """prepareCandidate for one victim: a pod waiting at Permit is rejected; otherwise it
@@ -463,6 +474,8 @@ class LiveScheduler:
         self.cluster.stop()
         for ext in self.extenders:
             ext.close()
+        if self.invariants is not None:
+            self.invariants.raise_recorded()
 
     def __enter__(self) -> LiveScheduler:
         return self
@@ -492,6 +505,8 @@ class LiveScheduler:
         """ScheduleOne: pop a pod (waiting up to ``wait`` s for one) and run its scheduling
         cycle; the binding cycle goes to a worker. False if there was nothing to pop."""
         after: list[Callable[[], None]] = []
+        if self.invariants is not None:
+            self.invariants.raise_recorded()  # found by a binding cycle (a worker thread)
         with self._cond:
             now = time.time()
             self._flush(now)
@@ -512,6 +527,11 @@ class LiveScheduler:
         for action in after:
             _safely(action)
         return True
+
+    def _pending_reason(self, pod: Pod) -> str | None:
+        """Why a pending pod is in no queue and not in flight (the invariant checker): popped
+        while being deleted (skipPodSchedule), it waits for its deletion."""
+        return f"skip schedule deleting pod: {pod.key}" if pod.is_terminating else None
 
     def _current(self, pod: Pod) -> Pod | None:
         cur = self.objects.pod(pod.namespace, pod.name)
@@ -544,8 +564,13 @@ class LiveScheduler:
             self._activate(attempt)  # the end of a successful scheduling cycle: PodsToActivate
             self._in_flight += 1
             self._pool.submit(self._binding_cycle, attempt, qpi, start)
+            if self.invariants is not None:
+                self.invariants.check(cycle, pod, "scheduling", attempt)
             return []
-        return self._failure(attempt, qpi, cycle, start, binding=False)
+        after = self._failure(attempt, qpi, cycle, start, binding=False)
+        if self.invariants is not None:
+            self.invariants.check(cycle, pod, "scheduling", attempt)
+        return after
 
     # ================================================================ binding
     def _binding_cycle(self, attempt: Attempt, qpi: QueuedPodInfo, start: float) -> None:
@@ -569,6 +594,8 @@ class LiveScheduler:
                 else:
                     self.stats.bind_failures += 1
                     after = self._failure(attempt, qpi, self.queue.scheduling_cycle, start, binding=True)
+                if self.invariants is not None:
+                    self.invariants.check(None, attempt.pod, "binding", attempt)
         except Exception:  # noqa: BLE001 - a worker must never die silently
             log.exception("binding cycle of %s", attempt.pod.key)
         finally:
