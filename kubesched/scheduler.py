@@ -40,6 +40,7 @@ from kubesched.framework import (
 from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
+from kubesched.plugins.helpers.filterplan import FilterPlan, UsageCache, filter_plan
 from kubesched.plugins.helpers.fiterror import fit_error_message
 
 # schedule_one.go constants
@@ -177,6 +178,9 @@ class Scheduler:
         # (Attempt.all_filters), for `explain --all-filters`; decisions do not change.
         self.all_filters_for: Callable[[Pod], bool] | None = None
         self._rows_cache: tuple[Sequence[NodeInfo], IntArray] | None = None
+        # Nominated pods' usage vectors for the filter plan's resources (nominations persist
+        # across cycles).
+        self._usage_cache = UsageCache()
         self.extenders: tuple[Extender, ...] = tuple(extenders)
         self._has_filter_extenders = any(e.is_filter() for e in self.extenders)
         self._has_prioritizer_extenders = any(e.is_prioritizer() for e in self.extenders)
@@ -227,7 +231,7 @@ class Scheduler:
         # Nodes where RunFilterPluginsWithNominatedPods differs from plain filtering: those
         # with a nominated pod of >= priority other than this one. Only they need the
         # per-node path; every other node keeps the batch filters.
-        special = self._nodes_with_relevant_nominations(pod) if self.nominator else set()
+        special = self._relevant_nominations(pod) if self.nominator else {}
         if not per_node:
             table = self.cache.table
             rows = self._rows(nodes, start)
@@ -248,7 +252,17 @@ class Scheduler:
                         coded.append(None)
                 ok = np.logical_and.reduce(masks, axis=0)
             special_status: dict[int, Status] = {}
-            if special:
+            plan = filter_plan(fwk.filter, fwk.pre_filter, state, pod) if special else None
+            if plan is not None and [step.plugin for step in plan.steps] != [b[0] for b in batch]:
+                plan = None
+            if special and plan is not None:
+                # Every active filter is node-only or resource arithmetic: the nominated pods
+                # change only the resource steps (no clones, no AddPod).
+                special_status = self._nominated_statuses(plan, state, pod, order, rows, masks, special)
+                if special_status:
+                    ok = ok.copy()
+                    ok[list(special_status)] = False
+            elif special:
                 ok = ok.copy()
                 for pos, ni in enumerate(order):
                     if ni.name not in special:
@@ -267,12 +281,18 @@ class Scheduler:
             feasible = [order[pos] for pos in passing[:k].tolist()]
             failing = np.flatnonzero(~ok[:cutoff])
             if special_status:
+                rest: list[int] = []
+                added: set[int] = set()
                 for pos in failing.tolist():
                     st = special_status.get(pos)
-                    if st is not None:
-                        statuses[order[pos].name] = st
+                    if st is None:
+                        rest.append(pos)
+                        continue
+                    statuses[order[pos].name] = st
+                    if id(st) not in added:  # statuses are shared between nodes; adding is idempotent
+                        added.add(id(st))
                         diagnosis.add_plugin_status(st)
-                failing = np.asarray([pos for pos in failing.tolist() if pos not in special_status], np.int64)
+                failing = np.asarray(rest, np.int64)
             if failing.size:
                 self._rejected_statuses(fwk, state, pod, diagnosis, order, rows, batch, coded, masks, failing)
             return feasible
@@ -290,15 +310,95 @@ class Scheduler:
             diagnosis.add_plugin_status(s)
         return feasible
 
-    def _nodes_with_relevant_nominations(self, pod: Pod) -> set[str]:
-        """addNominatedPods' condition: a nominated pod with priority >= pod's, not the pod."""
-        out: set[str] = set()
+    def _relevant_nominations(self, pod: Pod) -> dict[str, list[PodInfo]]:
+        """addNominatedPods' condition: per node, the nominated pods with priority >= pod's,
+        other than the pod (nodes without any are left out)."""
+        out: dict[str, list[PodInfo]] = {}
         nominator = self.nominator
+        priority, uid = pod.priority, pod.uid
         for node in nominator.nominated_node_names():
-            for pi in nominator.nominated_pods_for_node(node):
-                if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid:
-                    out.add(node)
-                    break
+            pods = nominator.nominated_pods_for_node(node)
+            if len(pods) == 1:  # the usual case, without a list comprehension
+                p = pods[0].pod
+                if p.priority >= priority and p.uid != uid:
+                    out[node] = pods
+                continue
+            relevant = [pi for pi in pods if pi.pod.priority >= priority and pi.pod.uid != uid]
+            if relevant:
+                out[node] = relevant
+        return out
+
+    def _nominated_statuses(self, plan: FilterPlan, state: CycleState, pod: Pod, order: Sequence[NodeInfo],
+                            rows: IntArray, masks: BoolArray, nominated: Mapping[str, list[PodInfo]]
+                            ) -> dict[int, Status]:
+        """RunFilterPluginsWithNominatedPods on the nodes (positions in ``order``) holding
+        relevant nominated pods, for a pod whose filters have a plan: the chain runs with the
+        nominated pods added, then, if that passed, without them — the batch result. So a
+        node's status is its chain's first failure with the nominated pods' usage taken from
+        the resource steps' free vector (node-only steps keep their batch verdict), when
+        there is one; the nodes that pass that way keep their batch verdict and status.
+        Returns the nodes failing with the nominated pods, with that status."""
+        table = self.cache.table
+        # Position in ``order`` of each nominated node (-1: not among the nodes filtered).
+        position_of_row = np.full(table.size, -1, np.int64)
+        position_of_row[rows] = np.arange(len(rows), dtype=np.int64)
+        infos = self.cache.node_infos
+        usage = self._usage_cache.for_plan(plan)
+        total = self._usage_cache.total
+        at_rows: list[int] = []
+        vectors: list[tuple[int, ...]] = []
+        for name, pis in nominated.items():
+            ni = infos.get(name)
+            if ni is None or not 0 <= ni.index < table.size:
+                continue
+            at_rows.append(ni.index)
+            vectors.append(usage(pis[0].pod) if len(pis) == 1 else total(plan, [pi.pod for pi in pis]))
+        width = len(plan.need)
+        pos_all = position_of_row[np.asarray(at_rows, np.int64)]
+        keep = np.flatnonzero(pos_all >= 0)
+        pos_arr = pos_all[keep]
+        positions: list[int] = pos_arr.tolist()
+        extra = np.array(vectors, np.int64).reshape(len(vectors), width)[keep].T
+        free = plan.table_free(self.cache.table, rows[pos_arr]) - extra
+        short = np.asarray(plan.need, np.int64)[:, None] > free
+        # Per step (row) and node (column): does the step fail with the nominated pods?
+        fails = np.empty((len(plan.steps), len(positions)), np.bool_)
+        for k, step in enumerate(plan.steps):
+            if step.fit is None:
+                fails[k] = ~masks[k][pos_arr]
+            else:
+                fails[k] = short[step.start:step.stop].any(axis=0)
+        failing = np.flatnonzero(fails.any(axis=0))
+        if not failing.size:
+            return {}
+        first = np.argmax(fails[:, failing], axis=0).tolist()
+        # One code per distinct set of insufficient resources: the status of a resource step
+        # is built once per (step, code).
+        codes = ((short[:, failing].astype(np.int64) << np.arange(width, dtype=np.int64)[:, None]).sum(axis=0).tolist()
+                 if width < 63 else None)
+        by_code: dict[tuple[int, int], Status] = {}
+        out: dict[int, Status] = {}
+        for i, (j, k) in enumerate(zip(failing.tolist(), first, strict=True)):
+            pos = positions[j]
+            if plan.steps[k].fit is None:
+                st = plan.node_only_status(k, state, pod, order[pos])
+                if st is None:
+                    raise ScheduleError(f"batch and per-node filter {plan.steps[k].plugin.name} disagree for pod "
+                                        f"{pod.key} on node {order[pos].name}")
+                if st.code == Code.ERROR:
+                    raise ScheduleError(st.message)
+            elif codes is not None:
+                got = by_code.get((k, codes[i]))
+                if got is None:
+                    got = plan.resource_status(k, free[:, j].tolist())
+                    assert got is not None
+                    by_code[(k, codes[i])] = got
+                st = got
+            else:
+                got = plan.resource_status(k, free[:, j].tolist())
+                assert got is not None
+                st = got
+            out[pos] = st
         return out
 
     def _rows(self, nodes: Sequence[NodeInfo], start: int) -> IntArray:

@@ -31,6 +31,8 @@ class FrameworkRunners(Protocol):
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo,
                                             node_info: NodeInfo) -> Status | None: ...
 
+    def plugins_at(self, point: str) -> list[Any]: ...
+
 
 class FrameworkHandle:
     """Handle implementation shared by a profile's plugins."""
@@ -107,6 +109,9 @@ class FrameworkHandle:
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
         return self._fw().run_pre_filter_extension_remove_pod(state, pod, pod_info, node_info)
+
+    def plugins_at(self, extension_point: str) -> list[Any]:
+        return self._fw().plugins_at(extension_point)
 
     def bind_pod(self, pod: Pod, node_name: str) -> None:
         if self._binder is not None:

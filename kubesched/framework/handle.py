@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import NodeTable
@@ -211,6 +211,11 @@ class Handle(Protocol):
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None: ...
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def plugins_at(self, extension_point: str) -> Sequence[Any]:
+        """The profile's plugins at an extension point ("PreFilter", "Filter", ...), in the
+        order they run (DefaultPreemption reads the Filter chain to decide its fast path)."""
+        ...
 
     def bind_pod(self, pod: Pod, node_name: str) -> None:
         """Ask the cluster to bind (DefaultBinder). Raises ApiError on failure."""

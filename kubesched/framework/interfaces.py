@@ -37,6 +37,17 @@ method on every node.
 A filter plugin may also offer ``filter_batch_status(state, pod, table, rows) -> (codes,
 statuses)``: per row an index into ``statuses`` (0 = the node fits, i >= 1 = the node gets
 ``statuses[i]``), so rejected nodes get their exact Status without a per-node call.
+
+Preemption's fast path. DefaultPreemption's dry run (SelectVictimsOnNode) and the
+scheduler's filtering of nodes holding nominated pods (RunFilterPluginsWithNominatedPods)
+evaluate "this node with some pods removed or added" by cloning the node and the cycle state,
+calling every PreFilter AddPod/RemovePod and running the whole Filter chain per trial. They
+skip all of that — same victims, same statuses — when every active (not Skipped) Filter
+plugin declares, for this pod and cycle, one of two optional contracts
+(:class:`PreemptionFastPathPlugin`, :class:`ResourceFitPlugin`; see
+``kubesched.plugins.helpers.filterplan``), and every active PreFilter plugin with
+AddPod/RemovePod extensions is node-only. A plugin with neither method keeps the per-node path
+for every pod it is active for: declare a contract only when it holds exactly.
 """
 
 from __future__ import annotations
@@ -138,6 +149,34 @@ class BatchFilterStatusPlugin(Protocol):
                             rows: IntArray) -> tuple[IntArray, list[Status | None]]:
         """Per row, an index into the returned statuses: 0 when ``filter`` would succeed,
         otherwise the index of exactly the Status ``filter`` would return for that node."""
+        ...
+
+
+@runtime_checkable
+class PreemptionFastPathPlugin(Protocol):
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Optional, for a Filter plugin (or a PreFilter plugin with extensions): True
+        promises that, for this pod and this cycle's state, the plugin is *node-only* — its
+        Filter returns the same Status on a node whatever pods are on the node or added to
+        it, before or after any AddPod/RemovePod of this cycle's PreFilter extensions; that
+        those extensions (if any) never fail and change no Filter verdict; and that Filter
+        does not change the cycle state. Preemption may then evaluate this Filter once per
+        node and never clone for it. False (or no such method) keeps the per-node path.
+        Examples: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, VolumeZone
+        (always); NodePorts when the pod wants no host port."""
+        ...
+
+
+@runtime_checkable
+class ResourceFitPlugin(Protocol):
+    def preemption_resource_fit(self, state: CycleState, pod: Pod) -> object | None:
+        """Optional, for a Filter plugin whose verdict is resource arithmetic: a
+        ``kubesched.plugins.helpers.resourcefit.ResourceFit`` promising that, for this pod
+        and cycle, the plugin's Filter on any node returns exactly ``fit.status(fit.free(
+        node_info))`` (None = fits) — fitsRequest's checks of the pod count and the requested
+        resources against ``allocatable - requested`` — with the plugin name set, and that the
+        plugin has no PreFilter extensions. Preemption then adds and removes pods as usage
+        vectors. None: not this cycle (the per-node path). NodeResourcesFit implements it."""
         ...
 
 

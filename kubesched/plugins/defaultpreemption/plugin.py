@@ -18,6 +18,14 @@ Where upstream runs in parallel or iterates a Go map, this runs serially in a fi
 * pickOneNodeForPreemption's last tie goes to the first remaining candidate: in dry-run order,
   or, with ``handle.deterministic``, the lexicographically smallest node name.
 
+SelectVictimsOnNode runs upstream's way — on a copy of the node and of the cycle state,
+through PreFilter RemovePod/AddPod and the whole Filter chain (with nominated pods) per
+reprieve — unless the pod's active Filter chain has a plan
+(``kubesched.plugins.helpers.filterplan``: every active filter node-only or resource
+arithmetic, by the plugins' own declarations). Then it is arithmetic on the node itself, with
+the same victims, PDB violations and statuses (DefaultPreemption._victims_fast; proven equal on
+random clusters by tests/plugins/defaultpreemption/test_fast_path.py).
+
 The chosen victims are exposed as ``PreemptionResult.victims`` (the PostFilterResult returned
 on success) and as ``plugin.last_victims`` / ``plugin.last_candidate`` (reset on every call).
 """
@@ -25,9 +33,13 @@ on success) and as ``plugin.last_victims`` / ``plugin.last_candidate`` (reset on
 from __future__ import annotations
 
 import math
+import operator
 import time
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import ConfigError, KubeschedError
@@ -44,7 +56,9 @@ from kubesched.framework import (
     PostFilterResult,
     Status,
 )
+from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod, PodDisruptionBudget
+from kubesched.plugins.helpers.filterplan import FilterPlan, UsageCache, filter_plan
 from kubesched.plugins.helpers.fiterror import fit_error_message
 
 NAME = "DefaultPreemption"
@@ -59,6 +73,7 @@ PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 _MAX_INT32 = 2**31 - 1
+_NO_VICTIMS = Status.unresolvable(REASON_NO_VICTIMS)
 
 
 # ----------------------------------------------------------------------------- values
@@ -110,17 +125,19 @@ def more_important_pod(pod1: Pod, pod2: Pod, now: float) -> bool:
 def earliest_pod_start_time(victims: Victims, now: float) -> float | None:
     """util.GetEarliestPodStartTime: the earliest start time among the highest-priority
     victims (None for no victims)."""
-    if not victims.pods:
+    pods = victims.pods
+    if not pods:
         return None
-    earliest = pod_start_time(victims.pods[0], now)
-    max_priority = victims.pods[0].priority
-    for p in victims.pods:
-        if p.priority == max_priority:
-            st = pod_start_time(p, now)
+    earliest = pod_start_time(pods[0], now)
+    max_priority = pods[0].priority
+    for p in pods:
+        priority = p.priority
+        if priority == max_priority:
+            st = p.start_time if p.start_time is not None else now  # pod_start_time, inlined
             if st < earliest:
                 earliest = st
-        elif p.priority > max_priority:
-            max_priority = p.priority
+        elif priority > max_priority:
+            max_priority = priority
             earliest = pod_start_time(p, now)
     return earliest
 
@@ -168,21 +185,27 @@ def filter_pods_with_pdb_violation(pod_infos: Sequence[PodInfo], pdbs: Sequence[
     return violating, non_violating
 
 
-def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mapping[str, Status]
+def nodes_where_preemption_might_help(nodes: Sequence[NodeInfo], statuses: Mapping[str, Status],
+                                      names: Sequence[str] | None = None
                                       ) -> tuple[list[NodeInfo], dict[str, Status]]:
     """nodesWherePreemptionMightHelp: only nodes whose filter status is exactly Unschedulable
     are worth a dry run; every other node (UnschedulableAndUnresolvable, or no status at all)
-    gets "Preemption is not helpful for scheduling"."""
-    potential: list[NodeInfo] = []
-    not_helpful: dict[str, Status] = {}
-    unresolvable = Status.unresolvable(REASON_NOT_HELPFUL)
-    for ni in nodes:
-        s = statuses.get(ni.name)
-        if s is not None and s.code == Code.UNSCHEDULABLE:
-            potential.append(ni)
-        else:
-            not_helpful[ni.name] = unresolvable
+    gets "Preemption is not helpful for scheduling". ``names``: the nodes' names, if known."""
+    potential, _, _, not_helpful = _might_help(nodes, [ni.name for ni in nodes] if names is None else names,
+                                               statuses)
     return potential, not_helpful
+
+
+def _might_help(nodes: Sequence[NodeInfo], names: Sequence[str], statuses: Mapping[str, Status]
+                ) -> tuple[list[NodeInfo], list[str], list[int], dict[str, Status]]:
+    """nodes_where_preemption_might_help, with the potential nodes' names and positions."""
+    get = statuses.get
+    unschedulable = Code.UNSCHEDULABLE
+    helps = [s is not None and s.code == unschedulable for s in map(get, names)]
+    positions = [i for i, h in enumerate(helps) if h]
+    unresolvable = Status.unresolvable(REASON_NOT_HELPFUL)
+    not_helpful = {name: unresolvable for name, h in zip(names, helps, strict=True) if not h}
+    return [nodes[i] for i in positions], [names[i] for i in positions], positions, not_helpful
 
 
 def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], order: Sequence[str], now: float) -> str:
@@ -195,40 +218,26 @@ def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], order:
     """
     if not nodes_to_victims:
         return ""
-
-    def min_pdb_violations(node: str) -> float:
-        return -nodes_to_victims[node].num_pdb_violations
-
-    def min_highest_priority(node: str) -> float:
-        return -nodes_to_victims[node].pods[0].priority
-
-    def min_sum_priorities(node: str) -> float:
-        # MaxInt32+1 makes every term >= 0, so fewer pods of negative priority never win by
-        # having a "smaller" negative sum.
-        return -sum(p.priority + _MAX_INT32 + 1 for p in nodes_to_victims[node].pods)
-
-    def min_num_pods(node: str) -> float:
-        return -len(nodes_to_victims[node].pods)
-
-    def latest_start_time(node: str) -> float:
-        earliest = earliest_pod_start_time(nodes_to_victims[node], now)
-        return -math.inf if earliest is None else earliest
-
-    candidates = [n for n in order if n in nodes_to_victims]
-    for score in (min_pdb_violations, min_highest_priority, min_sum_priorities, min_num_pods, latest_start_time):
-        best = -math.inf
-        selected: list[str] = []
-        for node in candidates:
-            s = score(node)
-            if s > best:
-                best = s
-                selected = []
-            if s == best:
-                selected.append(node)
-        if len(selected) == 1:
-            return selected[0]
-        candidates = selected
-    return candidates[0]
+    candidates = [(n, nodes_to_victims[n]) for n in order if n in nodes_to_victims]
+    if candidates:
+        for criterion in range(5):
+            if criterion == 0:  # fewest PDB violations
+                scores: list[float] = [-v.num_pdb_violations for _, v in candidates]
+            elif criterion == 1:  # lowest priority of the most important victim
+                scores = [-v.pods[0].priority for _, v in candidates]
+            elif criterion == 2:
+                # Smallest sum of priorities; MaxInt32+1 makes every term >= 0, so fewer pods of
+                # negative priority never win by having a "smaller" negative sum.
+                scores = [-(sum([p.priority for p in v.pods]) + (_MAX_INT32 + 1) * len(v.pods)) for _, v in candidates]
+            elif criterion == 3:  # fewest victims
+                scores = [-len(v.pods) for _, v in candidates]
+            else:  # latest earliest start time among the highest-priority victims
+                scores = [-math.inf if (e := earliest_pod_start_time(v, now)) is None else e for _, v in candidates]
+            best = max(scores)
+            candidates = [c for c, score in zip(candidates, scores, strict=True) if score == best]
+            if len(candidates) == 1:
+                break
+    return candidates[0][0]
 
 
 def _aggregate_error(errors: Sequence[Status]) -> str:
@@ -267,6 +276,15 @@ class DefaultPreemption:
         # The outcome of the last post_filter call, for the scheduler's trace.
         self.last_candidate: Candidate | None = None
         self.last_victims: tuple[Pod, ...] = ()
+        # False: every dry run takes the per-node path (tests compare both paths).
+        self.fast_path = True
+        # Per node name: its pods as the fast path needs them, for one NodeInfo generation.
+        self._node_pods: dict[str, _NodePods] = {}
+        self._plan_ids: dict[object, int] = {}
+        self._pdbs_seen: tuple[PodDisruptionBudget, ...] = ()
+        self._pdbs_version = 0
+        self._names_of: tuple[Sequence[NodeInfo], list[str], IntArray | None] | None = None
+        self._usage_cache = UsageCache()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Without async preemption (v1.30) PreEnqueue never rejects, so no event concerns it.
@@ -370,50 +388,250 @@ class DefaultPreemption:
                         statuses: Mapping[str, Status], now: float
                         ) -> tuple[list[Candidate], dict[str, Status], list[Status]]:
         """findCandidates: (candidates, per-node statuses incl. the not-helpful ones, errors)."""
-        potential, not_helpful = nodes_where_preemption_might_help(all_nodes, statuses)
+        names, rows = self._names_and_rows(all_nodes)
+        potential, potential_names, positions, not_helpful = _might_help(all_nodes, names, statuses)
         if not potential:
             # Preemption cannot help anywhere: drop any stale nomination of the pod.
             self.handle.clear_nominated_node_name(pod)
             return [], not_helpful, []
         pdbs = list(self.handle.objects.pdbs())
         offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
-        candidates, node_statuses, errors = self.dry_run_preemption(state, pod, potential, pdbs, offset,
-                                                                    num_candidates, now)
+        candidates, node_statuses, errors = self.dry_run_preemption(
+            state, pod, potential, pdbs, offset, num_candidates, now, potential_names,
+            rows[np.asarray(positions, np.int64)] if rows is not None else None)
         node_statuses.update(not_helpful)
         return candidates, node_statuses, errors
 
+    def _names_and_rows(self, nodes: Sequence[NodeInfo]) -> tuple[list[str], IntArray | None]:
+        """The nodes' names and NodeTable rows (None unless every node is a row of the
+        snapshot's table), kept for the snapshot's node list: a new list whenever a node is
+        added, updated or removed."""
+        cached = self._names_of
+        if cached is None or cached[0] is not nodes or len(cached[1]) != len(nodes):
+            table = self.handle.snapshot.table
+            rows = (np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
+                    if all(ni.table is table for ni in nodes) else None)
+            cached = self._names_of = (nodes, [ni.name for ni in nodes], rows)
+        return cached[1], cached[2]
+
     def dry_run_preemption(self, state: CycleState, pod: Pod, potential_nodes: Sequence[NodeInfo],
-                           pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int, now: float
+                           pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int, now: float,
+                           names: Sequence[str] | None = None, rows: IntArray | None = None
                            ) -> tuple[list[Candidate], dict[str, Status], list[Status]]:
         """DryRunPreemption: SelectVictimsOnNode on a copy of each node (and of the cycle
         state), from ``offset``; non-violating candidates first, then violating ones, each list
         capped at ``num_candidates``; stops once there is a non-violating candidate and
-        enough candidates in all."""
+        enough candidates in all. ``names``, ``rows``: the nodes' names and NodeTable rows
+        (of the snapshot's table), if known.
+
+        When the pod's Filter chain has a plan (:func:`filter_plan`: every active filter is
+        node-only or resource arithmetic), SelectVictimsOnNode runs as arithmetic on the
+        node itself (:meth:`_victims_fast`) — no copies, no AddPod/RemovePod, no filter
+        chain per reprieve — with the same victims, violations and statuses."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         node_statuses: dict[str, Status] = {}
         errors: list[Status] = []
+        plan = self.filter_plan(state, pod) if self.fast_path else None
         n = len(potential_nodes)
+        if names is None:
+            names = [ni.name for ni in potential_nodes]
+        if plan is not None:
+            node_only_ok = self._node_only_batch(plan, state, pod, potential_nodes, rows)
+            plan_id = self._plan_id(plan)
+            summaries = self._node_pods
+            nominator = self.handle.nominator
+            nominated_pods_for_node = nominator.nominated_pods_for_node
+            nominated_nodes = set(nominator.nominated_node_names())
+            usage = self._usage_cache.for_plan(plan)
+            node_only = node_only_ok if node_only_ok is not None else [False] * n
+            prio, neg_prio, uid = pod.priority, -pod.priority, pod.uid
+            pdbs_id = self._pdbs_id(pdbs)
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].clone()
-            state_copy = state.clone()
-            pods, num_violations, status = self.select_victims_on_node(state_copy, pod, node_copy, pdbs, now)
-            ok = status is None or status.is_success()
-            if ok and pods:
-                c = Candidate(node_copy.name, Victims(tuple(pods), num_violations))
-                target = non_violating if num_violations == 0 else violating
+            j = (offset + i) % n
+            node_info = potential_nodes[j]
+            name = names[j]
+            c: Candidate | None = None
+            if plan is not None:
+                summary = summaries.get(name)
+                if summary is None or summary.node_info is not node_info or summary.generation != node_info.generation:
+                    summary = summaries[name] = _NodePods(node_info)
+                nominated: tuple[int, ...] | None = None
+                if name in nominated_nodes:
+                    for npi in nominated_pods_for_node(name):
+                        p = npi.pod
+                        if p.priority >= prio and p.uid != uid:
+                            u = usage(p)
+                            nominated = u if nominated is None else tuple(map(operator.add, nominated, u))
+                ok_j = node_only[j]
+                outcome = None
+                if ok_j and summary.latest_start < now:
+                    k = bisect_right(summary.neg_priorities, neg_prio)
+                    if k < len(summary.pods):
+                        outcome = summary.memo.get((k, plan_id, nominated, pdbs_id))
+                if outcome is not None:
+                    # The memoized outcome, all node-only steps passing.
+                    first, second, c = outcome
+                    status = first[1] if first is not None else second[1] if second is not None else None
+                    if status is not None:
+                        c = None
+                else:
+                    c, status = self._victims_fast(plan, plan_id, state, pod, node_info, summary, nominated, pdbs,
+                                                   pdbs_id, now, ok_j)
+            else:
+                node_copy = node_info.clone()
+                state_copy = state.clone()
+                pods, num_violations, status = self.select_victims_on_node(state_copy, pod, node_copy, pdbs, now)
+                if (status is None or status.is_success()) and pods:
+                    c = Candidate(node_info.name, Victims(tuple(pods), num_violations))
+            if c is not None and c.victims.pods:
+                target = non_violating if c.victims.num_pdb_violations == 0 else violating
                 if len(target) < num_candidates:
                     target.append(c)
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue
-            if ok:
-                status = Status.as_error(f'expected at least one victim pod on node "{node_copy.name}"')
-            assert status is not None
+            if status is None or status.is_success():
+                status = Status.as_error(f'expected at least one victim pod on node "{name}"')
             if status.code == Code.ERROR:
                 errors.append(status)
-            node_statuses[node_copy.name] = status
+            node_statuses[name] = status
         return non_violating + violating, node_statuses, errors
+
+    def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan | None:
+        """The fast path's plan of this pod's Filter chain, or None (per-node path): from the
+        profile's active Filter and PreFilter plugins, through ``handle.plugins_at``."""
+        plugins_at = getattr(self.handle, "plugins_at", None)
+        if not callable(plugins_at):
+            return None
+        return filter_plan(plugins_at("Filter"), plugins_at("PreFilter"), state, pod)
+
+    def select_victims_fast(self, plan: FilterPlan, state: CycleState, pod: Pod, node_info: NodeInfo,
+                            pdbs: Sequence[PodDisruptionBudget], now: float) -> tuple[list[Pod], int, Status | None]:
+        """SelectVictimsOnNode as arithmetic, for a pod whose Filter chain has a plan: the
+        same (victims, PDB violations, status) as :meth:`select_victims_on_node` on copies of
+        the node and the state (see :meth:`_victims_fast`)."""
+        summary = self._node_pods.get(node_info.name)
+        if summary is None or summary.node_info is not node_info or summary.generation != node_info.generation:
+            summary = self._node_pods[node_info.name] = _NodePods(node_info)
+        nominated: tuple[int, ...] | None = None
+        usage = self._usage_cache.for_plan(plan)
+        for npi in self.handle.nominator.nominated_pods_for_node(node_info.name):
+            if npi.pod.priority >= pod.priority and npi.pod.uid != pod.uid:
+                u = usage(npi.pod)
+                nominated = u if nominated is None else tuple(map(operator.add, nominated, u))
+        c, status = self._victims_fast(plan, self._plan_id(plan), state, pod, node_info, summary, nominated, pdbs,
+                                       self._pdbs_id(pdbs), now, False)
+        if c is None:
+            return [], 0, status
+        return list(c.victims.pods), c.victims.num_pdb_violations, None
+
+    def _victims_fast(self, plan: FilterPlan, plan_id: int, state: CycleState, pod: Pod, node_info: NodeInfo,
+                      summary: _NodePods, nominated: tuple[int, ...] | None, pdbs: Sequence[PodDisruptionBudget],
+                      pdbs_id: int, now: float, node_only_ok: bool) -> tuple[Candidate | None, Status | None]:
+        """SelectVictimsOnNode as arithmetic: (the candidate, which may have no victim, or
+        None with the node's status). ``summary``: the node's :class:`_NodePods`;
+        ``nominated``: the summed usage of its nominated pods of >= priority (other than the
+        pod), None without any.
+
+        Node-only filters are evaluated once (removing pods cannot change them; with
+        ``node_only_ok`` the caller's batch filters found that they all pass); the resource
+        steps see the node's free vector plus the usage of every lower-priority pod (all
+        removed), then each pod is reprieved in upstream's order (PDB-violating first, then
+        the others, each most important first) when the free vector still fits once its
+        usage is taken back. Nominated pods of >= priority are counted as
+        RunFilterPluginsWithNominatedPods adds them: the chain must pass with them, then
+        without them.
+
+        The node's pods in importance order and their usage vectors are kept per NodeInfo
+        generation (:class:`_NodePods`); the outcome is memoized there too, keyed by
+        everything else it depends on: the number of pods of >= priority (the lower-priority
+        ones are the rest of that order), the resource checks (``plan_id``), the nominated
+        pods' usage and the PDBs (``pdbs_id``)."""
+        prio = pod.priority
+        if summary.latest_start < now:
+            # The cached order is MoreImportantPod's: lower-priority pods are a suffix of it.
+            k = bisect_right(summary.neg_priorities, -prio)
+            if k == len(summary.pods):
+                return None, _NO_VICTIMS
+            key = (k, plan_id, nominated, pdbs_id)
+            outcome = summary.memo.get(key)
+            if outcome is None:
+                usages, suffix = summary.vectors(plan)
+                outcome = _fast_outcome(plan, node_info, summary.pods[k:], usages[k:], suffix[k], nominated, pdbs,
+                                        now)
+                if len(summary.memo) >= _MEMO_LIMIT:
+                    summary.memo.clear()
+                summary.memo[key] = outcome
+        else:
+            # A pod started after "now": order them as upstream does with this "now".
+            lower = [pi for pi in node_info.pods if pi.pod.priority < prio]
+            if not lower:
+                return None, _NO_VICTIMS
+            lower.sort(key=lambda pi: importance_key(pi.pod, now))
+            usages = [plan.usage(pi.pod) for pi in lower]
+            outcome = _fast_outcome(plan, node_info, lower, usages, [sum(col) for col in zip(*usages, strict=True)],
+                                    nominated, pdbs, now)
+        first, second, candidate = outcome
+
+        # The chain once every lower-priority pod is gone: with the nominated pods, then
+        # (if that passed) without them; node-only steps before a failing resource step first.
+        if node_only_ok:
+            s = first[1] if first is not None else None
+            if s is None and second is not None:
+                s = second[1]
+        else:
+            node_only: dict[int, Status | None] = {}
+            s = _first_failure(plan, state, pod, node_info, first, node_only)
+            if s is None and nominated is not None:
+                s = _first_failure(plan, state, pod, node_info, second, node_only)
+        if s is not None:
+            return None, s
+        assert candidate is not None
+        return candidate, None
+
+    def _pdbs_id(self, pdbs: Sequence[PodDisruptionBudget]) -> int:
+        """A number for this list of PDBs: the same while it holds the same objects (a PDB
+        object never changes; an updated PDB is a new one)."""
+        seen = self._pdbs_seen
+        if len(seen) != len(pdbs) or any(a is not b for a, b in zip(seen, pdbs, strict=False)):
+            self._pdbs_seen = tuple(pdbs)
+            self._pdbs_version += 1
+        return self._pdbs_version
+
+    def _plan_id(self, plan: FilterPlan) -> int:
+        """A small int for the plan's resource checks (memo keys hash it, not the tuple)."""
+        ids = self._plan_ids
+        got = ids.get(plan.key)
+        if got is None:
+            if len(ids) >= _PLAN_ID_LIMIT:
+                ids.clear()
+                self._node_pods.clear()  # ids are reused: forget every memo
+            got = ids[plan.key] = len(ids)
+        return got
+
+    def _node_only_batch(self, plan: FilterPlan, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                         rows: IntArray | None = None) -> list[bool] | None:
+        """Per node: do all the plan's node-only steps pass? From their batch filters over
+        the NodeTable (equal to Filter on every node, by the batch contract), when every one
+        has one and the nodes are the table's rows; None otherwise (each node then evaluates
+        its node-only steps itself, in chain order)."""
+        if not plan.node_only_indices:
+            return [True] * len(nodes)
+        table = self.handle.snapshot.table
+        batch = [getattr(plan.steps[k].plugin, "filter_batch", None) for k in plan.node_only_indices]
+        if not all(callable(fb) for fb in batch):
+            return None
+        if rows is None:
+            if any(ni.table is not table for ni in nodes):
+                return None
+            rows = np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
+        ok = np.ones(len(nodes), np.bool_)
+        for fb in batch:
+            assert fb is not None
+            ok &= np.asarray(fb(state, pod, table, rows), np.bool_)
+        out: list[bool] = ok.tolist()
+        return out
 
     def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                pdbs: Sequence[PodDisruptionBudget], now: float
@@ -544,6 +762,123 @@ class DefaultPreemption:
             if pi.pod.priority < pod.priority:
                 self.handle.clear_nominated_node_name(pi.pod)
         return None
+
+
+# ----------------------------------------------------------------------------- fast path
+_MEMO_LIMIT = 64
+# (step index, status) of the first failing resource step, or None.
+ResourceFailure = tuple[int, Status] | None
+# (first pass, second pass (None without nominated pods), the candidate (None unless both
+#  pass; its victims may be empty))
+FastOutcome = tuple[ResourceFailure, ResourceFailure, "Candidate | None"]
+_PLAN_ID_LIMIT = 256
+
+
+def _start_or_last(pi: PodInfo) -> tuple[int, float]:
+    """importance_key without "now": pods that have not started sort after the others of
+    their priority — the same order as importance_key whenever every start time is earlier
+    than "now"."""
+    st = pi.pod.start_time
+    return -pi.pod.priority, (st if st is not None else math.inf)
+
+
+class _NodePods:
+    """The pods of one NodeInfo at one generation for the fast path: in importance order
+    (stable, so ties keep the node's order as upstream's sort of the lower-priority pods
+    does), their negated priorities (ascending, for bisect), the latest start time, their
+    usage vectors and suffix sums per resource layout, and memoized outcomes."""
+
+    __slots__ = ("node_info", "generation", "pods", "neg_priorities", "latest_start", "_vectors", "memo")
+
+    def __init__(self, node_info: NodeInfo) -> None:
+        self.node_info = node_info
+        self.generation = node_info.generation
+        self.pods = sorted(node_info.pods, key=_start_or_last)
+        self.neg_priorities = [-pi.pod.priority for pi in self.pods]
+        self.latest_start = max((pi.pod.start_time for pi in self.pods if pi.pod.start_time is not None),
+                                default=-math.inf)
+        self._vectors: dict[tuple[tuple[str, ...], ...], tuple[list[list[int]], list[list[int]]]] = {}
+        self.memo: dict[object, FastOutcome] = {}
+
+    def vectors(self, plan: FilterPlan) -> tuple[list[list[int]], list[list[int]]]:
+        """(usage of each pod, suffix sums: [k] = total usage of pods[k:])."""
+        layout = plan.layout
+        got = self._vectors.get(layout)
+        if got is None:
+            usages = [plan.usage(pi.pod) for pi in self.pods]
+            suffix = [[0] * len(plan.need)]
+            for u in reversed(usages):
+                suffix.append([a + b for a, b in zip(suffix[-1], u, strict=True)])
+            suffix.reverse()
+            got = self._vectors[layout] = (usages, suffix)
+        return got
+
+
+def _resource_failure(plan: FilterPlan, free: Sequence[int]) -> ResourceFailure:
+    for k in plan.resource_indices:
+        s = plan.resource_status(k, free)
+        if s is not None:
+            return k, s
+    return None
+
+
+def _fast_outcome(plan: FilterPlan, node_info: NodeInfo, lower: Sequence[PodInfo], usages: Sequence[Sequence[int]],
+                  lower_sum: Sequence[int], nominated: Sequence[int] | None, pdbs: Sequence[PodDisruptionBudget],
+                  now: float) -> FastOutcome:
+    """The resource side of SelectVictimsOnNode for the lower-priority pods ``lower`` (in
+    importance order, with their usage vectors): the resource steps' first failure once
+    they are all gone (with the nominated pods, then without them), and when both pass the
+    candidate: the victims of upstream's reprieve, with their number of PDB violations."""
+    free = [f + x for f, x in zip(plan.free(node_info), lower_sum, strict=True)]
+    if nominated is not None:
+        first = _resource_failure(plan, [f - x for f, x in zip(free, nominated, strict=True)])
+        second = _resource_failure(plan, free)
+    else:
+        first, second = _resource_failure(plan, free), None
+    if first is not None or second is not None:
+        return first, second, None
+    usage_of = {id(pi): u for pi, u in zip(lower, usages, strict=True)}
+    if pdbs:
+        violating, non_violating = filter_pods_with_pdb_violation(lower, pdbs)
+    else:
+        violating, non_violating = [], list(lower)
+    fits = plan.fits
+    victims: list[PodInfo] = []
+    num_violating = 0
+    for group, is_violating in ((violating, True), (non_violating, False)):
+        for pi in group:
+            u = usage_of[id(pi)]
+            trial = [f - x for f, x in zip(free, u, strict=True)]
+            if nominated is not None:
+                ok = fits([f - x for f, x in zip(trial, nominated, strict=True)]) and fits(trial)
+            else:
+                ok = fits(trial)
+            if ok:
+                free = trial
+            else:
+                victims.append(pi)
+                if is_violating:
+                    num_violating += 1
+    if violating and non_violating:
+        victims.sort(key=lambda pi: importance_key(pi.pod, now))
+    return None, None, Candidate(node_info.name, Victims(tuple(pi.pod for pi in victims), num_violating))
+
+
+def _first_failure(plan: FilterPlan, state: CycleState, pod: Pod, node_info: NodeInfo, resource: ResourceFailure,
+                   node_only: dict[int, Status | None]) -> Status | None:
+    """RunFilterPlugins' status given the first failing resource step: a node-only step
+    before it may fail first (evaluated in order, each at most once per node)."""
+    limit = resource[0] if resource is not None else len(plan.steps)
+    for k in plan.node_only_indices:
+        if k >= limit:
+            break
+        if k in node_only:
+            s = node_only[k]
+        else:
+            s = node_only[k] = plan.node_only_status(k, state, pod, node_info)
+        if s is not None:
+            return s
+    return resource[1] if resource is not None else None
 
 
 def _as_error(s: Status) -> Status:

@@ -245,6 +245,11 @@ class NodeAffinity:
         # Fallback when PreFilter did not run (upstream does the same).
         return s.required if s is not None else RequiredNodeAffinity(pod)
 
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Filter reads only the node's labels and name (and its PreFilter state, which no
+        AddPod/RemovePod changes): node-only for preemption's fast path."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """NodeAffinity.Filter: addedAffinity first, then nodeSelector + required affinity."""
         node = node_info.node

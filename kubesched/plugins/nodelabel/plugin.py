@@ -132,6 +132,10 @@ class NodeLabel:
         return idx
 
     # ---- Filter
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Filter reads only the node's labels: node-only for preemption's fast path."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Filter: UnschedulableAndUnresolvable when a present label is missing or an
         absent label is there (no labels configured: every node fits)."""

@@ -39,6 +39,10 @@ class NodeName:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
 
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Filter reads only the node's name: node-only for preemption's fast path."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """NodeName.Filter."""
         assert node_info.node is not None

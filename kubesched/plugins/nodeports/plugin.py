@@ -96,6 +96,13 @@ class NodePorts:
         return None
 
     # ---- Filter
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Node-only for preemption's fast path when the pod wants no host port (Filter then
+        never looks at the node's used ports; PreFilter normally Skips such a pod) or has no
+        PreFilter state (Filter fails with the same Error on every node)."""
+        s = state.get(_PRE_FILTER_KEY)
+        return s is None or not s.ports
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """NodePorts.Filter."""
         s = state.get(_PRE_FILTER_KEY)

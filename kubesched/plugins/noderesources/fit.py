@@ -39,6 +39,7 @@ from kubesched.framework import (
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
+from kubesched.plugins.helpers.resourcefit import ResourceFit
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION
 from kubesched.plugins.noderesources.resource_allocation import (
     LeastAllocatedScorer,
@@ -207,6 +208,7 @@ class Fit:
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         self.resources: tuple[ResourceSpec, ...] = tuple(args.scoring_strategy.resources)
         self.scorer = _make_scorer(args)
+        self._resource_fits: dict[PodResourceRequest, ResourceFit] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Pod/Update only with InPlacePodVerticalScaling (off in v1.30).
@@ -224,6 +226,25 @@ class Fit:
 
     def pre_filter_extensions(self) -> None:
         return None
+
+    def preemption_resource_fit(self, state: CycleState, pod: Pod) -> ResourceFit | None:
+        """Filter is exactly fitsRequest: the pod's PreFilter request, the scalar resources it
+        checks (non-zero, not ignored), as a ResourceFit over a node's free vector — the
+        resource-arithmetic contract of DefaultPreemption's fast path
+        (kubesched.framework.interfaces.ResourceFitPlugin). None without PreFilter state
+        (Filter then fails with an Error: the per-node path reports it)."""
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            return None
+        fit = self._resource_fits.get(req)
+        if fit is None:
+            ignored, groups = self.ignored_resources, self.ignored_resource_groups
+            fit = ResourceFit.of(req.milli_cpu, req.memory, req.ephemeral_storage,
+                                 [(n, q) for n, q in req.scalar if q != 0 and not _is_ignored(n, ignored, groups)])
+            if len(self._resource_fits) >= 256:
+                self._resource_fits.clear()
+            self._resource_fits[req] = fit  # requests of the same shape share one (immutable)
+        return fit
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         req = state.get(_PRE_FILTER_KEY)

@@ -45,6 +45,10 @@ class NodeUnschedulable:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
 
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Filter reads only the Node (spec.unschedulable): node-only for preemption's fast path."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """NodeUnschedulable.Filter."""
         node = node_info.node

@@ -80,6 +80,10 @@ class TaintToleration:
         return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
 
     # ---- Filter
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Filter reads only the node's taints: node-only for preemption's fast path."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         assert node is not None

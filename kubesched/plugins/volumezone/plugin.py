@@ -163,6 +163,11 @@ class VolumeZone:
         return None
 
     # ---- Filter
+    def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
+        """Filter reads the pod's PV topologies and the node's labels, never its pods:
+        node-only for preemption's fast path."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Filter: a node with none of the topology labels passes (single-zone clusters);
         otherwise every PV topology must allow the node's value (beta PV keys fall back to
