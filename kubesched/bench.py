@@ -43,11 +43,15 @@ that no node is over capacity, and its own placement rule:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
+import select
+import subprocess
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -540,15 +544,18 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
 
 # ----------------------------------------------------------------------------- extender
 # The extender workload measures what one local HTTP extender (filter + prioritize, written
-# with kubesched's SDK and served in-process by uvicorn on 127.0.0.1) adds to a scheduling
-# attempt: the same basic pods on the same nodes, scheduled once without the extender and
-# once with it per nodeCacheCapable setting; the figure is the difference of the per-attempt
-# latencies. The extender rejects every node whose index ends in 9 and scores node i with
-# i % 11; every run checks that each pod was bound, never on a rejected node, and (with the
-# extender) that the extender's scores reached the scheduler.
+# with kubesched's SDK, served by uvicorn on 127.0.0.1) adds to a scheduling attempt: the same
+# basic pods on the same nodes, scheduled once without the extender and once with it per
+# nodeCacheCapable setting; the figure is the difference of the per-attempt latencies. The
+# extender runs where a real one does — in a process of its own (``process``) — and, as before,
+# in a thread of the scheduler's process (``thread``: it shares the GIL with the scheduler).
+# It rejects every node whose index ends in 9 and scores node i with i % 11 (batch handlers:
+# ExtenderApp.filter_nodes / score_nodes); every run checks that each pod was bound, never on
+# a rejected node, and (with the extender) that the extender's scores reached the scheduler.
 EXTENDER_NODE_COUNTS = (100, 1000)
 EXTENDER_DEFAULT_PODS = 100
 EXTENDER_REJECT = "bench extender: node index ends in 9"
+EXTENDER_SERVERS = ("process", "thread")
 
 
 def _node_index(name: str) -> int:
@@ -562,12 +569,14 @@ def _extender_rejects(name: str) -> bool:
 @dataclass(slots=True)
 class ExtenderRun:
     """One scheduling run of the extender workload: ``mode`` is ``none`` (no extender),
-    ``nodes`` (nodeCacheCapable false: full nodes on the wire) or ``names`` (true)."""
+    ``nodes`` (nodeCacheCapable false: full nodes on the wire) or ``names`` (true); ``server``
+    where the extender ran: ``process`` (its own) or ``thread`` (the scheduler's process)."""
 
     nodes: int
     mode: str
     latencies: list[float]
     bound: int
+    server: str = ""
 
     def mean_ms(self) -> float:
         return float(np.mean(self.latencies)) * 1000 if self.latencies else 0.0
@@ -601,8 +610,8 @@ class ExtenderBenchResult:
         rows = []
         for r in self.runs:
             row: dict[str, Any] = {"nodes": r.nodes, "nodeCacheCapable": None if r.mode == "none" else r.mode == "names",
-                                   "extender": r.mode != "none", "mean_ms": round(r.mean_ms(), 3),
-                                   "p50_ms": round(r.p50_ms(), 3), "bound": r.bound}
+                                   "extender": r.mode != "none", "server": r.server or None,
+                                   "mean_ms": round(r.mean_ms(), 3), "p50_ms": round(r.p50_ms(), 3), "bound": r.bound}
             if r.mode != "none":
                 mean, p50 = self.added(r)
                 row["added_mean_ms"] = round(mean, 3)
@@ -611,36 +620,88 @@ class ExtenderBenchResult:
         return {"workload": self.workload, "pods": self.pods, "runs": rows, "problems": self.problems}
 
     def summary(self) -> str:
-        lines = [f"workload=extender pods per run={self.pods} (one local extender: filter + prioritize, "
-                 "SDK server in-process on 127.0.0.1)",
-                 f"{'nodes':>6}  {'nodeCacheCapable':<16}  {'mean ms':>9}  {'p50 ms':>9}  {'added mean':>10}  "
-                 f"{'added p50':>9}"]
+        lines = [f"workload=extender pods per run={self.pods} (one local extender: filter + prioritize, SDK "
+                 "server on 127.0.0.1 in a process of its own, or in a thread of the scheduler's)",
+                 f"{'nodes':>6}  {'server':<8}  {'nodeCacheCapable':<16}  {'mean ms':>9}  {'p50 ms':>9}  "
+                 f"{'added mean':>10}  {'added p50':>9}"]
         for r in self.runs:
             label = "no extender" if r.mode == "none" else str(r.mode == "names").lower()
             if r.mode == "none":
-                lines.append(f"{r.nodes:>6}  {label:<16}  {r.mean_ms():>9.3f}  {r.p50_ms():>9.3f}")
+                lines.append(f"{r.nodes:>6}  {'':<8}  {label:<16}  {r.mean_ms():>9.3f}  {r.p50_ms():>9.3f}")
             else:
                 mean, p50 = self.added(r)
-                lines.append(f"{r.nodes:>6}  {label:<16}  {r.mean_ms():>9.3f}  {r.p50_ms():>9.3f}  "
+                lines.append(f"{r.nodes:>6}  {r.server:<8}  {label:<16}  {r.mean_ms():>9.3f}  {r.p50_ms():>9.3f}  "
                              f"{mean:>+10.3f}  {p50:>+9.3f}")
         return "\n".join(lines)
 
 
-def _bench_extender_app(nodes: list[Node]) -> Any:
+def _bench_extender_app(nodes: list[Node], *, per_node: bool = False) -> Any:
+    """The bench extender; ``per_node``: with the per-node decorators (a Python call per node)
+    instead of the batch ones."""
     from kubesched.extender.server import ExtenderApp
 
     app = ExtenderApp(prefix="/bench", title="kubesched bench extender")
+    if per_node:
+        @app.filter_node
+        def reject_index_nine(pod: Pod, node: Node) -> str | None:
+            return EXTENDER_REJECT if _extender_rejects(node.meta.name) else None
 
-    @app.filter_node
-    def reject_index_nine(pod: Pod, node: Node) -> str | None:
-        return EXTENDER_REJECT if _extender_rejects(node.meta.name) else None
+        @app.score_node
+        def index_mod_eleven(pod: Pod, node: Node) -> int:
+            return _node_index(node.meta.name) % 11
+    else:
+        # What the extender knows of each node, computed when it learns of the node (here: up
+        # front), as an extender keeps per-node data beside its informer.
+        index = {n.meta.name: _node_index(n.meta.name) for n in nodes}
 
-    @app.score_node
-    def index_mod_eleven(pod: Pod, node: Node) -> int:
-        return _node_index(node.meta.name) % 11
+        @app.filter_nodes
+        def reject_index_nine_batch(pod: Pod, batch: list[Node]) -> list[str | None]:
+            return [EXTENDER_REJECT if index[n.meta.name] % 10 == 9 else None for n in batch]
+
+        @app.score_nodes
+        def index_mod_eleven_batch(pod: Pod, batch: list[Node]) -> list[int]:
+            return [index[n.meta.name] % 11 for n in batch]
 
     app.node_cache.update(nodes)  # what an informer would hold, for nodeCacheCapable requests
     return app
+
+
+def serve_bench_extender(num_nodes: int) -> None:
+    """The bench extender in a process of its own (``python -c``): serves on a free port of
+    127.0.0.1, prints it, and stops when its standard input closes (its parent ended)."""
+    from kubesched.extender.server import ServerThread
+
+    with ServerThread(_bench_extender_app(basic_nodes(num_nodes))) as srv:
+        print(srv.port, flush=True)
+        sys.stdin.read()
+
+
+@contextlib.contextmanager
+def _extender_server(where: str, nodes: list[Node]) -> Iterator[str]:
+    """The bench extender's URL, served in a thread here or in a child process."""
+    from kubesched.extender.server import ServerThread
+
+    if where == "thread":
+        with ServerThread(_bench_extender_app(nodes)) as srv:
+            yield srv.url
+        return
+    code = f"from kubesched.bench import serve_bench_extender; serve_bench_extender({len(nodes)})"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None
+        ready, _, _ = select.select([child.stdout], [], [], 60.0)
+        line = child.stdout.readline() if ready else b""
+        if not line.strip().isdigit():
+            raise KubeschedError(f"the bench extender process did not start (exit code {child.poll()})")
+        yield f"http://127.0.0.1:{int(line)}"
+    finally:
+        if child.stdin is not None:
+            child.stdin.close()
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
 def _run_extender_once(nodes: list[Node], pods: list[Pod], extenders: list[Any], seed: int
@@ -688,12 +749,12 @@ def _run_extender_once(nodes: list[Node], pods: list[Pod], extenders: list[Any],
 
 
 def run_extender_bench(node_counts: tuple[int, ...] = EXTENDER_NODE_COUNTS, num_pods: int | None = None, *,
-                       seed: int = 1) -> ExtenderBenchResult:
-    """For each node count: the basic pods scheduled without extender, then with the bench
-    extender sending full nodes (nodeCacheCapable false), then node names (true)."""
+                       seed: int = 1, servers: tuple[str, ...] = EXTENDER_SERVERS) -> ExtenderBenchResult:
+    """For each node count: the basic pods scheduled without extender, then, for each place the
+    extender may run (``servers``: ``process``, ``thread``), with the bench extender sending full
+    nodes (nodeCacheCapable false), then node names (true)."""
     from kubesched.config.types import Extender as ExtenderConfig
     from kubesched.extender import HTTPExtender
-    from kubesched.extender.server import ServerThread
 
     num_pods = EXTENDER_DEFAULT_PODS if num_pods is None else num_pods
     if not node_counts or min(node_counts) < 1 or num_pods < 0:
@@ -706,16 +767,17 @@ def run_extender_bench(node_counts: tuple[int, ...] = EXTENDER_NODE_COUNTS, num_
         latencies, placed, problems = _run_extender_once(nodes, pods, [], seed)
         res.runs.append(ExtenderRun(n, "none", latencies, len(placed)))
         res.problems.extend(f"{n} nodes, no extender: {p}" for p in problems)
-        with ServerThread(_bench_extender_app(nodes)) as srv:
-            for cache_capable in (False, True):
-                cfg = ExtenderConfig(url_prefix=srv.url + "/bench", filter_verb="filter",
-                                     prioritize_verb="prioritize", weight=1, node_cache_capable=cache_capable)
-                with HTTPExtender(cfg) as ext:
-                    latencies, placed, problems = _run_extender_once(nodes, pods, [ext], seed)
-                mode = "names" if cache_capable else "nodes"
-                res.runs.append(ExtenderRun(n, mode, latencies, len(placed)))
-                res.problems.extend(f"{n} nodes, nodeCacheCapable={str(cache_capable).lower()}: {p}"
-                                    for p in problems)
+        for where in servers:
+            with _extender_server(where, nodes) as url:
+                for cache_capable in (False, True):
+                    cfg = ExtenderConfig(url_prefix=url + "/bench", filter_verb="filter",
+                                         prioritize_verb="prioritize", weight=1, node_cache_capable=cache_capable)
+                    with HTTPExtender(cfg) as ext:
+                        latencies, placed, problems = _run_extender_once(nodes, pods, [ext], seed)
+                    mode = "names" if cache_capable else "nodes"
+                    res.runs.append(ExtenderRun(n, mode, latencies, len(placed), where))
+                    res.problems.extend(f"{n} nodes, {where}, nodeCacheCapable={str(cache_capable).lower()}: {p}"
+                                        for p in problems)
     return res
 
 

@@ -48,6 +48,15 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def utf8_error(data: bytes, e: UnicodeDecodeError) -> str:
+    """Where ``data`` stops being UTF-8, in one line: the byte, its line and column (the
+    codec's own text gives a byte offset only)."""
+    before = data[: e.start]
+    line = before.count(b"\n") + 1
+    column = len(before) - (before.rfind(b"\n") + 1) + 1
+    return f"not UTF-8: byte 0x{data[e.start]:02x} at line {line}, column {column}"
+
+
 class ManifestError(KubeschedError):
     """A manifest cannot be used; the message names the file, document and field."""
 
@@ -89,7 +98,10 @@ class ApiError(KubeschedError):
     """An API server or extender call failed."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+        # One line, like every error kubesched prints: the text may come from the other side
+        # (an extender's reply ``Error``, an API server's message) and hold newlines (found by
+        # fuzzing extender replies: scripts/fuzz.py).
+        super().__init__(_one_line(message))
         self.status = status
 
 

@@ -229,7 +229,7 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
 def test_an_undecodable_file_is_named(tmp_path: Path) -> None:
     f = tmp_path / "bin.yaml"
     f.write_bytes(b"\xff\xfe\x00")
-    assert_one_line_error(run("simulate", str(f)), f"{f}: cannot read: ")
+    assert_one_line_error(run("simulate", str(f)), f"{f}: document 0: cannot read: not UTF-8: byte 0xff at line 1")
 
 
 def test_the_error_names_the_file_within_a_directory(tmp_path: Path) -> None:

@@ -35,6 +35,8 @@ def build_framework(profile: Any, registry: Mapping[str, Factory], handle: Frame
     the configuration; without it the scheduler name stands in)."""
     name = profile.scheduler_name
     where = f"profiles[{index if index is not None else name}]"
+    # The file the profile was read from (None when built in code): every error names it.
+    file: str | None = getattr(profile, "file", None)
     config_index = {plugin: j for j, plugin in enumerate(profile.plugin_config)}
     plugins = profile.plugins
     multi = list(plugins.multi_point.enabled)
@@ -51,7 +53,7 @@ def build_framework(profile: Any, registry: Mapping[str, Factory], handle: Frame
         factory = registry.get(plugin_name)
         if factory is None:
             raise ConfigError(f"plugin {plugin_name!r} does not exist (known plugins: {', '.join(sorted(registry))})",
-                              field=f"{where}.plugins")
+                              file=file, field=f"{where}.plugins")
         args = profile.plugin_config.get(plugin_name)
         args_type, optional = args_type_of(factory)
         if args_type is not None:
@@ -61,12 +63,14 @@ def build_framework(profile: Any, registry: Mapping[str, Factory], handle: Frame
             except FieldError as e:
                 if j is None:  # no pluginConfig entry, and the args have required fields
                     raise ConfigError(f"plugin {plugin_name} needs args ({e.path}: {e.message})",
-                                      field=f"{where}.pluginConfig") from None
-                raise ConfigError(e.message, field=e.under(f"{where}.pluginConfig[{j}]").path) from None
+                                      file=file, field=f"{where}.pluginConfig") from None
+                raise ConfigError(e.message, file=file, field=e.under(f"{where}.pluginConfig[{j}]").path) from None
         try:
             plugin = factory(args, handle)
         except (TypeError, ValueError) as e:
-            raise ConfigError(f"initializing plugin {plugin_name!r}: {e}") from None
+            raise ConfigError(f"initializing plugin {plugin_name!r}: {e}", file=file,
+                              field=f"{where}.pluginConfig[{config_index[plugin_name]}]" if plugin_name in config_index
+                              else f"{where}.plugins") from None
         _check_plugin(plugin, plugin_name)
         instances[plugin_name] = plugin
 
@@ -83,7 +87,8 @@ def build_framework(profile: Any, registry: Mapping[str, Factory], handle: Frame
         explicit = [ref.name for ref in pset.enabled]
         for n in explicit:
             if not implements(instances[n], point):
-                raise ConfigError(f"plugin {n!r} does not extend {point} plugin", field=f"{where}.plugins.{point[0].lower() + point[1:]}")
+                raise ConfigError(f"plugin {n!r} does not extend {point} plugin", file=file,
+                                  field=f"{where}.plugins.{point[0].lower() + point[1:]}")
         disabled = {ref.name for ref in pset.disabled}
         multi_names: list[str] = []
         overrides: set[str] = set()
@@ -95,7 +100,8 @@ def build_framework(profile: Any, registry: Mapping[str, Factory], handle: Frame
                     overrides.add(ref.name)
                     continue
                 if ref.name in multi_names:
-                    raise ConfigError(f"plugin {ref.name!r} already registered as {point!r}")
+                    raise ConfigError(f"plugin {ref.name!r} already registered as {point!r}", file=file,
+                                      field=f"{where}.plugins.multiPoint")
                 multi_names.append(ref.name)
         order = [n for n in explicit if n in overrides] + multi_names + [n for n in explicit if n not in overrides]
         seen: set[str] = set()

@@ -435,6 +435,16 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
         _fail("benchmark result is invalid: " + "; ".join(res.problems))
 
 
+def _klog_verbosity(ctx: click.Context, param: click.Parameter, value: Any) -> int:
+    """``-v=10`` as klog (pflag) spells it, besides ``-v 10`` and ``--v=10``: click hands a short
+    option's attached value over with its ``=`` ("=10")."""
+    text = str(value)
+    try:
+        return int(text[1:] if text.startswith("=") else text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a valid integer", ctx, param) from None
+
+
 @main.command("run")
 @click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file (profiles, "
               "leaderElection, clientConnection, extenders).")
@@ -447,7 +457,8 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
               help="Register an out-of-tree plugin factory (repeatable); entry points in group kubesched.plugins "
                    "are loaded too.")
-@click.option("-v", "--v", "verbosity", type=int, default=0, show_default=True,
+@click.option("-v", "--v", "verbosity", default="0", show_default=True, callback=lambda ctx, param, value:
+              _klog_verbosity(ctx, param, value), metavar="INTEGER",
               help="Log verbosity: 0 logs info, warnings and errors (as klog's default), 4 and above debug.")
 @_serving_options
 @_leader_election_options
@@ -462,11 +473,13 @@ def run_command(config: str | None, kubeconfig: str, master: str, deterministic:
     import logging
 
     from kubesched._runtime.registry import full_registry
-    from kubesched.live.command import RunOptions, run
+    from kubesched.live.command import RunOptions, redact_credentials_in_logs, run
 
     # klog prints Info at the default verbosity (-v=0): so do we; -v raises it to debug.
     logging.basicConfig(level=logging.DEBUG if verbosity >= 4 else logging.INFO,
                         format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
+    # Whatever a library logs at -v=10, no token, key or Authorization header is written.
+    redact_credentials_in_logs()
     result = run(RunOptions(config, kubeconfig, master, deterministic), serving, leader_election_flags,
                  full_registry(plugins))
     if result.reason == "lost-leadership":
@@ -541,14 +554,25 @@ def extender() -> None:
               help="Require client certificates signed by this CA.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default="",
+              help="Feed the ExtenderApp's node cache from this cluster: a list+watch of its nodes, before serving "
+                   "(what a nodeCacheCapable extender needs).")
+@click.option("--master", default="", help="The API server's URL (overrides --kubeconfig's server; alone, a cluster "
+                                           "without authentication). Implies the node watch.")
 @_guard
 def extender_serve(target: str, port: int, host: str, certfile: str | None, keyfile: str | None,
-                   client_ca: str | None, log_level: str) -> None:
+                   client_ca: str | None, log_level: str, kubeconfig: str, master: str) -> None:
     """Serve the extender app MODULE:APP (or path/to/file.py:APP) with uvicorn."""
     from kubesched.extender.server import load_app, serve
 
-    serve(load_app(target), host=host, port=port, certfile=certfile, keyfile=keyfile, client_ca=client_ca,
-          log_level=log_level)
+    app = load_app(target)
+    if kubeconfig or master:
+        from kubesched.extender.watch import serve_with_node_watch
+
+        serve_with_node_watch(app, kubeconfig=kubeconfig, master=master, host=host, port=port, certfile=certfile,
+                              keyfile=keyfile, client_ca=client_ca, log_level=log_level)
+        return
+    serve(app, host=host, port=port, certfile=certfile, keyfile=keyfile, client_ca=client_ca, log_level=log_level)
 
 
 # Commands kept in their own modules (kubesched/cli/<name>.py) register on ``main`` when

@@ -7,16 +7,21 @@ on the API (bind, status patches, events, victim deletion).
   plugins returning a token, client certificates, CA, insecure-skip-tls-verify,
   tls-server-name) or the in-cluster service account.
 - :class:`ApiClient` is an httpx client with clientConnection qps/burst rate limiting (a
-  token bucket, as client-go's flowcontrol) that records every call by (verb, group,
-  resource, subresource) and refuses any call missing from :data:`API_CALLS`, the one table
-  of what kubesched asks of the API (the ClusterRole is checked against it).
-- :class:`Informer` runs the reflector: LIST, then WATCH from the list's resourceVersion with
-  ``allowWatchBookmarks``, resuming from the last resourceVersion seen (bookmarks included)
-  when a stream ends or breaks, relisting on 410 Gone (and on any other error status a watch
-  is answered with, but 429), with exponential backoff (and jitter) on errors. Objects are decoded straight from JSON with :data:`kubesched.objects.parse.PARSERS`
-  (the API defaulting the simulator applies); a relist is diffed against the store, so
-  handlers see the adds and deletes they missed, and an update for every object kept
-  (DeltaFIFO.Replace: unchanged ones too).
+  token bucket, as client-go's flowcontrol) and the rest client's retries (Retry-After
+  answers; GETs on a reset connection) that records every call by (verb, group, resource,
+  subresource) and refuses any call missing from :data:`API_CALLS`, the one table of what
+  kubesched asks of the API (the ClusterRole is checked against it).
+- :class:`Informer` runs client-go's reflector: LIST (first from the watch cache,
+  resourceVersion "0"), then WATCH from the list's resourceVersion with
+  ``allowWatchBookmarks``; a stream that ends or breaks is watched again at once from the
+  last resourceVersion seen (bookmarks included); a refused connection or a 429 resumes the
+  watch after the backoff manager's wait (800 ms doubling to 30 s), any other error (410
+  Gone, an error status) relists after it. Objects are decoded straight from JSON with
+  :data:`kubesched.objects.parse.PARSERS` (the API defaulting the simulator applies); a
+  relist is diffed against the store, so handlers see the adds and deletes they missed, and
+  an update for every object kept (DeltaFIFO.Replace: unchanged ones too).
+- :class:`EventBroadcaster` writes events.k8s.io/v1 Events as client-go's tools/events
+  does: asynchronously, on a rate limiter of its own, with series and retries.
 - :class:`LiveCluster` owns the informers of every resource the scheduler reads and splits
   pods as kube-scheduler does: assigned pods (``spec.nodeName`` set) go to the cache
   handlers, unassigned pods of our schedulerNames that are neither terminal nor being deleted
@@ -29,7 +34,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import dataclasses
+import heapq
 import json
 import logging
 import os
@@ -41,7 +48,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -98,6 +105,7 @@ API_CALLS: tuple[ApiCall, ...] = (
     ApiCall("patch", "", "pods", "status"),  # PodScheduled condition, nominatedNodeName, DisruptionTarget
     ApiCall("delete", "", "pods"),  # preemption victims (UID precondition)
     ApiCall("create", "events.k8s.io", "events"),  # Scheduled / FailedScheduling / Preempted
+    ApiCall("patch", "events.k8s.io", "events"),  # an event series' count
     # VolumeBinding's PreBind (BindPodVolumes): a PV's claimRef, a claim's selected-node.
     ApiCall("update", "", "persistentvolumes"),
     ApiCall("update", "", "persistentvolumeclaims"),
@@ -126,27 +134,29 @@ class ExecConfig:
 
     command: str
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # may hold credentials: never printed
     api_version: str = "client.authentication.k8s.io/v1"
 
 
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
-    """Where the API server is and how to authenticate (a resolved kubeconfig context)."""
+    """Where the API server is and how to authenticate (a resolved kubeconfig context). Its
+    repr leaves out the secrets (token, client key, password), as client-go's Config.String
+    redacts them: a config printed or logged must not give them away."""
 
     server: str
-    token: str = ""
+    token: str = field(default="", repr=False)
     token_file: str = ""
     ca_file: str = ""
     ca_data: bytes = b""
     cert_file: str = ""
     cert_data: bytes = b""
     key_file: str = ""
-    key_data: bytes = b""
+    key_data: bytes = field(default=b"", repr=False)
     insecure: bool = False
     tls_server_name: str = ""
     username: str = ""
-    password: str = ""
+    password: str = field(default="", repr=False)
     exec: ExecConfig | None = None
     namespace: str = "default"
 
@@ -188,8 +198,15 @@ def _merged_kubeconfig(paths: Sequence[str]) -> tuple[dict[str, Any], dict[str, 
     for path in paths:
         try:
             doc = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as e:
+        except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"cannot read kubeconfig: {e}", file=path) from None
+        except yaml.YAMLError as e:
+            # Only the problem and its place: PyYAML's own text quotes the offending line, which
+            # in a kubeconfig may be a token or a client key (and spans several lines).
+            mark = getattr(e, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+            problem = getattr(e, "problem", None) or type(e).__name__
+            raise ConfigError(f"cannot read kubeconfig: invalid YAML{where}: {problem}", file=path) from None
         if not isinstance(doc, dict):
             raise ConfigError("a kubeconfig must be a mapping", file=path)
         if not merged["current-context"] and doc.get("current-context"):
@@ -368,9 +385,12 @@ def _run_exec(ex: ExecConfig) -> tuple[str, float]:
                                                "spec": {"interactive": False}})}
     try:
         out = subprocess.run([ex.command, *ex.args], env=env, capture_output=True, timeout=60, check=True, text=True)
-        status = json.loads(out.stdout).get("status") or {}
+        credential = json.loads(out.stdout)
     except (OSError, subprocess.SubprocessError, ValueError) as e:
         raise ApiError(f"exec credential plugin {ex.command!r} failed: {e}") from None
+    status = (credential.get("status") or {}) if isinstance(credential, dict) else None
+    if not isinstance(status, dict):  # printed JSON that is no ExecCredential: not an AttributeError
+        raise ApiError(f"exec credential plugin {ex.command!r} printed no ExecCredential with a status")
     token = str(status.get("token") or "")
     if not token:
         raise ApiError(f"exec credential plugin {ex.command!r} returned no token")
@@ -412,6 +432,41 @@ def _ssl_context(cfg: ClusterConfig, temp: list[str]) -> ssl.SSLContext | bool:
     return ctx
 
 
+class TransportError(ApiError):
+    """A request the API server did not answer (``status`` None). ``kind`` says how it failed,
+    as client-go's utilnet classifies it: ``"refused"`` (connection refused:
+    IsConnectionRefused), ``"eof"`` (the connection was reset or closed mid-request:
+    IsConnectionReset / IsProbableEOF), ``"timeout"`` (IsTimeout) or ``"other"``."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _caused_by(e: BaseException, kind: type[BaseException], text: str) -> bool:
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, kind) or text in str(cur):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _transport_error(what: str, e: BaseException) -> TransportError:
+    """An httpx failure as a :class:`TransportError` of the right kind."""
+    if isinstance(e, httpx.TimeoutException):
+        kind = "timeout"
+    elif isinstance(e, httpx.ConnectError):
+        kind = "refused" if _caused_by(e, ConnectionRefusedError, "Connection refused") else "other"
+    elif isinstance(e, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        kind = "eof"  # reset, broken pipe, closed mid-response: IsConnectionReset / IsProbableEOF
+    else:
+        kind = "other"
+    return TransportError(f"{what}: {e}" if str(e) else f"{what}: {type(e).__name__}", kind)
+
+
 class WatchStream:
     """One open watch: iterate :meth:`events` for (type, object); :meth:`abort` (from any
     thread) cuts the connection so a blocked reader returns."""
@@ -421,14 +476,35 @@ class WatchStream:
         self._aborted = False
 
     def events(self) -> Iterator[tuple[str, Json]]:
-        for line in self.response.iter_lines():
-            if not line.strip():
-                continue
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                raise ApiError(f"watch: undecodable event {line[:200]!r}") from None
-            yield str(ev.get("type", "")), ev.get("object") or {}
+        """The stream's events, as client-go's StreamWatcher decodes them: the stream ends
+        quietly when the connection does — closed, reset, cut mid-event (a partial last line),
+        or timed out (EOF, io.ErrUnexpectedEOF, IsProbableEOF, IsTimeout); a line that is not
+        an event is an error (the reflector relists)."""
+        buf = b""
+        try:
+            for chunk in self.response.iter_bytes():
+                buf += chunk
+                while True:
+                    i = buf.find(b"\n")
+                    if i < 0:
+                        break
+                    line, buf = buf[:i], buf[i + 1:]
+                    if not line.strip():
+                        continue
+                    try:
+                        ev = json.loads(line)
+                    except ValueError:
+                        raise ApiError(f"unable to decode an event from the watch stream: {line[:200]!r}",
+                                       status=500) from None
+                    if not isinstance(ev, dict):
+                        raise ApiError(f"unable to decode an event from the watch stream: {line[:200]!r}",
+                                       status=500)
+                    yield str(ev.get("type", "")), ev.get("object") or {}
+        except httpx.HTTPError as e:
+            err = _transport_error("watch", e)
+            if err.kind in ("eof", "timeout"):
+                return
+            raise err from None
 
     def abort(self) -> None:
         self._aborted = True
@@ -456,8 +532,32 @@ def _error(verb: str, path: str, resp: httpx.Response) -> ApiError:
     return ApiError(message or f"{verb} {path}: HTTP {resp.status_code}", status=resp.status_code)
 
 
+MAX_RETRIES = 10
+"""client-go's rest.Request maxRetries: how many times one request is retried after a
+Retry-After answer (or, for GET, a reset connection)."""
+
+
+def retry_after(resp: httpx.Response) -> int | None:
+    """checkWait: the seconds a 429 or 5xx answer asks to wait before retrying (its
+    ``Retry-After`` header, whole seconds only); None when the answer is not to be retried."""
+    if resp.status_code != 429 and resp.status_code < 500:
+        return None
+    value = resp.headers.get("retry-after", "").strip()
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
 class ApiClient:
-    """The scheduler's connection to the API server (clientConnection: qps, burst)."""
+    """The scheduler's connection to the API server (clientConnection: qps, burst).
+
+    Like client-go's rest client it retries a request by itself (at most :data:`MAX_RETRIES`
+    times, each after a new rate-limiter token) when the server answers 429 or 5xx with a
+    ``Retry-After`` header — after those seconds — and, for GETs only, when the connection was
+    reset or closed mid-request — after 1 s. Writes whose connection failed are not retried
+    (they may have been applied). ``timeout`` bounds a request and its retries together (the
+    context deadline client-go's Timeout sets); the first rate-limiter wait is not counted."""
 
     def __init__(self, config: ClusterConfig, *, qps: float = 50.0, burst: int = 100, timeout: float = 30.0,
                  user_agent: str = "kubesched", check_calls: bool = True) -> None:
@@ -466,6 +566,7 @@ class ApiClient:
         self.timeout = timeout
         self.check_calls = check_calls
         self.calls: Counter[ApiCall] = Counter()
+        self.retries: Counter[ApiCall] = Counter()
         self._calls_lock = threading.Lock()
         self._temp: list[str] = []
         self._tokens = _TokenSource(config)
@@ -507,13 +608,26 @@ class ApiClient:
         self.close()
 
     # ---------------------------------------------------------------- plumbing
-    def _note(self, verb: str, r: ApiResource, subresource: str) -> None:
+    def _note(self, verb: str, r: ApiResource, subresource: str) -> ApiCall:
         call = ApiCall(verb, r.group, r.plural, subresource)
         if self.check_calls and call not in _DECLARED:
             raise KubeschedError(f"undeclared API call {call}: add it to kubesched.cluster.live.API_CALLS "
                                  "(and to the ClusterRole)")
         with self._calls_lock:
             self.calls[call] += 1
+        return call
+
+    def _retry_wait(self, call: ApiCall, attempts: int, wait: float, deadline: float, why: str) -> bool:
+        """withRetry.IsNextRetry + Before: whether to try ``call`` again (then after sleeping
+        ``wait`` s); not beyond :data:`MAX_RETRIES` nor past the request's deadline."""
+        if attempts >= MAX_RETRIES or time.monotonic() + wait >= deadline:
+            return False
+        log.debug("retrying %s in %.0f s (attempt %d): %s", call, wait, attempts + 1, why)
+        with self._calls_lock:
+            self.retries[call] += 1
+        if wait > 0:
+            time.sleep(wait)
+        return True
 
     def _headers(self, content_type: str | None = None) -> dict[str, str]:
         h: dict[str, str] = {}
@@ -527,45 +641,84 @@ class ApiClient:
     def request(self, verb: str, resource: ApiResource | str, *, namespace: str = "", name: str = "",
                 subresource: str = "", params: Mapping[str, str] | None = None, body: Any = None,
                 content_type: str = "application/json", timeout: float | None = None,
-                limiter: TokenBucket | None = None) -> Json:
-        """One API call; raises ApiError (with ``status`` when the server answered).
-        ``timeout`` / ``limiter`` replace the client's own for this call."""
+                limiter: TokenBucket | None = None, guard: Callable[[], None] | None = None) -> Json:
+        """One API call (with the rest client's retries, see the class); raises ApiError (with
+        ``status`` when the server answered, a :class:`TransportError` when it did not).
+        ``timeout`` / ``limiter`` replace the client's own for this call; ``guard`` is called
+        before each attempt goes out, once the rate limiter let it (it may raise)."""
         r = RESOURCES[resource] if isinstance(resource, str) else resource
-        self._note(verb, r, subresource)
+        call = self._note(verb, r, subresource)
         path = r.path(namespace, name, subresource)
-        (limiter or self.limiter).acquire()
+        method = _METHODS[verb]
+        limiter = limiter or self.limiter
+        limiter.acquire()  # the first throttle is not part of the timeout (client-go: tryThrottle, then the ctx)
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         content = json.dumps(body).encode() if body is not None else None
-        try:
-            resp = self._http.request(_METHODS[verb], path, params=dict(params or {}), content=content,
-                                      headers=self._headers(content_type if content is not None else None),
-                                      timeout=self.timeout if timeout is None else timeout,
-                                      extensions=self._extensions)
-        except httpx.HTTPError as e:
-            raise ApiError(f"{verb} {path}: {e}") from None
-        if resp.status_code == 401:
-            self._tokens.invalidate()
-        if resp.status_code >= 400:
-            raise _error(verb, path, resp)
-        try:
-            out = resp.json() if resp.content else {}
-        except ValueError:
-            raise ApiError(f"{verb} {path}: the response is not JSON") from None
-        return out if isinstance(out, dict) else {}
+        attempts = 0
+        while True:
+            if guard is not None:
+                guard()
+            try:
+                resp = self._http.request(method, path, params=dict(params or {}), content=content,
+                                          headers=self._headers(content_type if content is not None else None),
+                                          timeout=max(deadline - time.monotonic(), 0.001),
+                                          extensions=self._extensions)
+            except httpx.HTTPError as e:
+                err = _transport_error(f"{verb} {path}", e)
+                # Only a GET is retried after a broken connection: a write may have been applied.
+                if method == "GET" and err.kind == "eof" and self._retry_wait(call, attempts, 1.0, deadline, str(err)):
+                    attempts += 1
+                    limiter.acquire()
+                    continue
+                raise err from None
+            if resp.status_code == 401:
+                self._tokens.invalidate()
+            if resp.status_code >= 400:
+                wait = retry_after(resp)
+                if wait is not None and self._retry_wait(call, attempts, float(wait), deadline,
+                                                         f"HTTP {resp.status_code}, Retry-After {wait}"):
+                    attempts += 1
+                    limiter.acquire()
+                    continue
+                raise _error(verb, path, resp)
+            try:
+                out = resp.json() if resp.content else {}
+            except ValueError:
+                raise ApiError(f"{verb} {path}: the response is not JSON") from None
+            return out if isinstance(out, dict) else {}
 
-    def list(self, resource: ApiResource | str, *, namespace: str = "", field_selector: str = "",
-             label_selector: str = "") -> tuple[list[Json], str]:
-        """LIST: (items with kind and apiVersion filled in, the list's resourceVersion).
-        Follows ``continue`` tokens when the server pages."""
+    def list_pages(self, resource: ApiResource | str, *, namespace: str = "", field_selector: str = "",
+                   label_selector: str = "", resource_version: str = "",
+                   limit: int = 0) -> tuple[list[Json], str, bool]:
+        """LIST as client-go's pager does it: ``limit`` items per page (0: one page), following
+        ``continue`` tokens (later pages drop the resourceVersion); a continuation that expired
+        (410) falls back to one unpaginated list. Returns (items with kind and apiVersion filled
+        in, the list's resourceVersion, whether the server paginated)."""
         r = RESOURCES[resource] if isinstance(resource, str) else resource
         params: dict[str, str] = {}
         if field_selector:
             params["fieldSelector"] = field_selector
         if label_selector:
             params["labelSelector"] = label_selector
+        first = dict(params)
+        if resource_version:
+            first["resourceVersion"] = resource_version
+        if limit > 0:
+            first["limit"] = str(limit)
         items: list[Json] = []
         rv = ""
+        paginated = False
+        page = first
         while True:
-            body = self.request("list", r, namespace=namespace, params=params)
+            try:
+                body = self.request("list", r, namespace=namespace, params=page)
+            except ApiError as e:
+                if page is first or e.status != 410:
+                    raise
+                # pager.FullListIfExpired: start again without paging.
+                body = self.request("list", r, namespace=namespace,
+                                    params={k: v for k, v in first.items() if k != "limit"})
+                items.clear()
             meta = body.get("metadata") or {}
             rv = str(meta.get("resourceVersion") or rv)
             for item in body.get("items") or []:
@@ -575,16 +728,30 @@ class ApiClient:
                     items.append(item)
             token = meta.get("continue")
             if not token:
-                return items, rv
-            params["continue"] = str(token)
+                return items, rv, paginated
+            paginated = True
+            page = {**params, "continue": str(token)}
+            if limit > 0:
+                page["limit"] = str(limit)
+
+    def list(self, resource: ApiResource | str, *, namespace: str = "", field_selector: str = "",
+             label_selector: str = "") -> tuple[list[Json], str]:
+        """LIST (the current state, one page): (items with kind and apiVersion filled in, the
+        list's resourceVersion). Follows ``continue`` tokens when the server pages."""
+        items, rv, _ = self.list_pages(resource, namespace=namespace, field_selector=field_selector,
+                                       label_selector=label_selector)
+        return items, rv
 
     @contextlib.contextmanager
     def watch(self, resource: ApiResource | str, resource_version: str, *, namespace: str = "",
               field_selector: str = "", label_selector: str = "", timeout_seconds: int | None = None,
               bookmarks: bool = True) -> Iterator[WatchStream]:
-        """WATCH from ``resource_version``; the stream's events are (type, object)."""
+        """WATCH from ``resource_version``; the stream's events are (type, object). Opening it
+        is retried as client-go's Request.Watch does: after a Retry-After answer, or after 1 s
+        when the connection broke or timed out (not when it was refused). Only those retries
+        wait for the rate limiter."""
         r = RESOURCES[resource] if isinstance(resource, str) else resource
-        self._note("watch", r, "")
+        call = self._note("watch", r, "")
         params = {"watch": "1", "resourceVersion": resource_version}
         if bookmarks:
             params["allowWatchBookmarks"] = "true"
@@ -595,27 +762,52 @@ class ApiClient:
         if timeout_seconds:
             params["timeoutSeconds"] = str(timeout_seconds)
         path = r.path(namespace)
-        self.limiter.acquire()
+        # Not rate limited (client-go's Request.Watch: "We specifically don't want to rate limit
+        # watches"): a watch re-opened after a cut must not queue behind binds. Retries are.
         timeout = httpx.Timeout(self.timeout, read=(timeout_seconds + self.timeout) if timeout_seconds else None)
-        try:
-            with self._http.stream("GET", path, params=params, headers=self._headers(), timeout=timeout,
-                                   extensions=self._extensions) as resp:
+        deadline = time.monotonic() + self.timeout
+        attempts = 0
+        while True:
+            with contextlib.ExitStack() as stack:
+                try:
+                    resp = stack.enter_context(self._http.stream(
+                        "GET", path, params=params, headers=self._headers(), timeout=timeout,
+                        extensions=self._extensions))
+                except httpx.HTTPError as e:
+                    err = _transport_error(f"watch {path}", e)
+                    if err.kind in ("eof", "timeout") and self._retry_wait(call, attempts, 1.0, deadline, str(err)):
+                        attempts += 1
+                        self.limiter.acquire()
+                        continue
+                    raise err from None
                 if resp.status_code >= 400:
-                    resp.read()
-                    err = _error("watch", path, resp)
+                    try:
+                        resp.read()
+                    except httpx.HTTPError as e:
+                        raise _transport_error(f"watch {path}", e) from None
+                    wait = retry_after(resp)
+                    if wait is not None and self._retry_wait(call, attempts, float(wait), deadline,
+                                                             f"HTTP {resp.status_code}, Retry-After {wait}"):
+                        attempts += 1
+                        self.limiter.acquire()
+                        continue
+                    refused = _error("watch", path, resp)
                     if resp.status_code == 410:
-                        raise GoneError(str(err), status=410)
-                    raise err
-                yield WatchStream(resp)
-        except httpx.HTTPError as e:
-            raise ApiError(f"watch {path}: {e}") from None
+                        raise GoneError(str(refused), status=410)
+                    raise refused
+                try:
+                    yield WatchStream(resp)
+                except httpx.HTTPError as e:
+                    raise _transport_error(f"watch {path}", e) from None
+                return
 
 
 # ================================================================ informers
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """Reflector backoff (client-go: 800 ms doubling to 30 s, full jitter, reset after a
-    quiet 2 minutes)."""
+    """The reflector's backoff manager (client-go: wait.NewExponentialBackoffManager(800ms,
+    30s, 2min, 2.0, 1.0)): 800 ms doubling to 30 s, each wait jittered up to twice its
+    length, back to 800 ms when the previous backoff started more than 2 minutes ago."""
 
     initial: float = 0.8
     maximum: float = 30.0
@@ -625,25 +817,29 @@ class Backoff:
 
 
 class _BackoffState:
+    """exponentialBackoffManagerImpl.getNextBackoff over :class:`Backoff`."""
+
     def __init__(self, cfg: Backoff, rng: random.Random) -> None:
         self.cfg = cfg
         self.rng = rng
-        self.current = 0.0
-        self.last_error = 0.0
+        self.duration = cfg.initial
+        self.last_start = time.monotonic()
 
     def next(self) -> float:
         now = time.monotonic()
-        if self.current == 0.0 or now - self.last_error > self.cfg.reset_after:
-            self.current = self.cfg.initial
-        else:
-            self.current = min(self.current * self.cfg.factor, self.cfg.maximum)
-        self.last_error = now
-        return self.current * (1.0 + self.rng.random() * self.cfg.jitter)
+        if now - self.last_start > self.cfg.reset_after:
+            self.duration = self.cfg.initial
+        self.last_start = now
+        d = self.duration
+        self.duration = min(self.duration * self.cfg.factor, self.cfg.maximum)
+        return d * (1.0 + self.rng.random() * self.cfg.jitter)
 
 
 ADD, UPDATE, DELETE = "add", "update", "delete"
 ASSIGNED_PODS = "pods/assigned"
 PENDING_PODS = "pods/pending"
+LIST_PAGE_SIZE = 500  # client-go pager.defaultPageSize
+MIN_WATCH_DURATION = 1.0  # watchHandler: a watch shorter than this that saw no event is an error
 
 
 @dataclass(frozen=True, slots=True)
@@ -676,8 +872,31 @@ def _key(meta: Mapping[str, Any]) -> tuple[str, str]:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+def _rv_unavailable(e: ApiError) -> bool:
+    """isExpiredError || isTooLargeResourceVersionError: a list at this resourceVersion cannot
+    be served (a quorum read, resourceVersion "", will be)."""
+    return e.status == 410 or "too large resource version" in str(e).lower()
+
+
+class _WatchEnded(Exception):
+    """ListAndWatch returns (the reflector backs off, then relists)."""
+
+
 class Informer:
     """A reflector (LIST + WATCH) feeding a store of typed objects and a change handler.
+
+    It is client-go's Reflector.ListAndWatch under wait.BackoffUntil:
+
+    - LIST at resourceVersion "0" the first time (the API server's watch cache, in pages of
+      500), at the last resourceVersion seen on a relist, or at "" (a quorum read) when that
+      one is unavailable (410 / too large);
+    - WATCH from the last resourceVersion seen (bookmarks included). A stream that ends —
+      closed by the server, reset, cut mid-event, timed out — is watched again at once from
+      there: no backoff, no relist. Only a watch that lasted under a second without a single
+      event counts as an error;
+    - a watch request refused at the connection, or answered 429 (also as an ERROR event),
+      is sent again after the backoff; any other error (410 Gone, another status, an
+      undecodable event, a failed list) ends ListAndWatch: backoff, then relist.
 
     Store updates and handler calls happen under ``lock`` (the scheduler's), one at a time,
     in the order the API sent them."""
@@ -697,9 +916,15 @@ class Informer:
         self.by_namespace: dict[str, dict[str, Any]] = {}
         self.resource_version = ""
         self.synced = threading.Event()
-        self.relists = 0
-        self.rewatches = 0
-        self.errors = 0
+        self.relists = 0  # lists tried after the first one succeeded
+        self.rewatches = 0  # watches that ended (and were, or will be, followed by another)
+        self.errors = 0  # ListAndWatch ending with an error, watch requests backed off
+        self.watch_gaps: deque[float] = deque(maxlen=1000)
+        """Seconds from the end of a watch to the next watch's answer (the time the informer
+        was blind), one per re-watch."""
+        self._rv_gone = False  # isLastSyncResourceVersionUnavailable
+        self._paginated = False
+        self._watch_ended_at: float | None = None
         self._stop = threading.Event()
         self._stream: WatchStream | None = None
         self._thread: threading.Thread | None = None
@@ -733,35 +958,54 @@ class Informer:
 
     # ---------------------------------------------------------------- the reflector
     def _run(self) -> None:
-        state = _BackoffState(self.backoff, self._rng)
-        need_list = True
+        """Reflector.Run: wait.BackoffUntil(ListAndWatch, backoffManager, sliding)."""
+        backoff = _BackoffState(self.backoff, self._rng)
         while not self._stop.is_set():
             try:
-                if need_list:
-                    self._list()
-                    need_list = False
-                self._watch()
-                continue  # the stream ended (timeout, server closed it): watch again from where it stopped
-            except GoneError:
-                need_list = True
-                self.relists += 1
-                log.info("informer %s: resourceVersion %s expired, relisting", self.resource.plural,
-                         self.resource_version)
+                self._list_and_watch(backoff)
+            except _WatchEnded as e:
+                log.info("informer %s: %s", self.resource.plural, e)
             except (ApiError, FieldError, httpx.HTTPError, OSError, ValueError) as e:
                 if self._stop.is_set():
                     return
                 self.errors += 1
                 log.info("informer %s: %s", self.resource.plural, e)
-                if not need_list and isinstance(e, ApiError) and e.status is not None and e.status != 429:
-                    # client-go: a watch the API server refused (or ended with an ERROR event)
-                    # ends ListAndWatch, which relists after backoff; only transport failures
-                    # and 429s resume the watch from the last resourceVersion.
-                    need_list = True
-                    self.relists += 1
             except Exception:  # noqa: BLE001 - a handler bug must not kill the informer silently
                 self.errors += 1
                 log.exception("informer %s: unexpected error", self.resource.plural)
-            self._stop.wait(state.next())
+            if self._stop.is_set():
+                return
+            self._stop.wait(backoff.next())
+
+    def _list_and_watch(self, backoff: _BackoffState) -> None:
+        self._list()
+        while not self._stop.is_set():
+            start = time.monotonic()
+            try:
+                count = self._watch()
+            except TransportError as e:
+                if e.kind != "refused":
+                    raise
+                # isWatchErrorRetriable: the API server is not there; resume the watch after backoff.
+                self.errors += 1
+                log.info("informer %s: %s - backing off", self.resource.plural, e)
+                self._stop.wait(backoff.next())
+                continue
+            except GoneError as e:
+                raise _WatchEnded(f"watch closed with: {e}") from None
+            except ApiError as e:
+                if e.status != 429:
+                    raise
+                self.errors += 1
+                log.info("informer %s: watch returned 429 - backing off", self.resource.plural)
+                self._stop.wait(backoff.next())
+                continue
+            if self._stop.is_set():
+                return
+            if count == 0 and time.monotonic() - start < MIN_WATCH_DURATION:
+                self.errors += 1
+                raise _WatchEnded("very short watch: unexpected watch close - watch lasted less than a second "
+                                  "and no items received")
 
     def _decode(self, raw: Json) -> Any:
         try:
@@ -773,7 +1017,26 @@ class Informer:
             return None
 
     def _list(self) -> None:
-        items, rv = self.client.list(self.resource, field_selector=self.field_selector)
+        """Reflector.list: resourceVersion and paging as relistResourceVersion and the pager."""
+        if self._rv_gone:
+            rv = ""
+        else:
+            rv = self.resource_version or "0"
+        limit = 0 if rv not in ("", "0") and not self._paginated else LIST_PAGE_SIZE
+        if self.synced.is_set():
+            self.relists += 1
+        try:
+            items, list_rv, paginated = self.client.list_pages(
+                self.resource, field_selector=self.field_selector, resource_version=rv, limit=limit)
+        except ApiError as e:
+            if not _rv_unavailable(e):
+                raise
+            self._rv_gone = True
+            items, list_rv, paginated = self.client.list_pages(
+                self.resource, field_selector=self.field_selector, resource_version="", limit=LIST_PAGE_SIZE)
+        if rv == "0" and paginated:
+            self._paginated = True  # no watch cache: keep paging
+        self._rv_gone = False
         fresh: dict[tuple[str, str], Any] = {}
         for raw in items:
             obj = self._decode(raw)
@@ -796,7 +1059,7 @@ class Informer:
                 gone = self._pop(key)
                 if gone is not None:
                     self._on_change(DELETE, gone, None)
-            self.resource_version = rv
+            self.resource_version = list_rv
         self.synced.set()
 
     def _put(self, key: tuple[str, str], obj: Any) -> None:
@@ -812,27 +1075,30 @@ class Informer:
                 del self.by_namespace[key[0]]
         return obj
 
-    def _watch(self) -> None:
+    def _watch(self) -> int:
+        """One watch until its stream ends; returns how many events it delivered. Raises what
+        the watch request or an ERROR event failed with."""
         timeout = int(self.watch_timeout * (1.0 + self._rng.random()))
+        count = 0
         with self.client.watch(self.resource, self.resource_version, field_selector=self.field_selector,
                                timeout_seconds=timeout) as stream:
             self._stream = stream
+            if self._watch_ended_at is not None:
+                self.watch_gaps.append(time.monotonic() - self._watch_ended_at)
+                self._watch_ended_at = None
             try:
                 if self._stop.is_set():
-                    return
+                    return count
                 for etype, raw in stream.events():
                     self._event(etype, raw)
+                    count += 1
                     if self._stop.is_set():
-                        return
-            except ApiError:
-                raise
-            except httpx.HTTPError as e:
-                if self._stop.is_set():
-                    return
-                raise ApiError(f"watch {self.resource.plural}: {e}") from None
+                        return count
             finally:
                 self._stream = None
+                self._watch_ended_at = time.monotonic()
                 self.rewatches += 1
+        return count
 
     def _event(self, etype: str, raw: Json) -> None:
         meta = raw.get("metadata") or {}
@@ -848,7 +1114,8 @@ class Informer:
                 self.resource_version = rv
             return
         if etype not in ("ADDED", "MODIFIED", "DELETED"):
-            raise ApiError(f"watch {self.resource.plural}: unknown event type {etype!r}")
+            log.warning("informer %s: unable to understand watch event %r", self.resource.plural, etype)
+            return
         key = _key(meta)
         obj = self._decode(raw) if etype != "DELETED" else None
         with self._lock:
@@ -952,51 +1219,91 @@ class LiveObjects:
 
 
 # ================================================================ events
+EVENT_MAX_TRIES = 12  # tools/events maxTriesPerEvent
+EVENT_RETRY_SLEEP = 10.0  # defaultSleepDuration, jittered by up to 25 %
+EVENT_FINISH_TIME = 360.0  # finishTime: a series quiet this long is finished, a single event forgotten
+EVENT_REFRESH_TIME = 1800.0  # refreshTime: every series is written again this often
+MAX_QUEUED_EVENTS = 1000  # maxQueuedEvents
+
+
 @dataclass(slots=True)
-class _Spam:
-    tokens: float
-    last: float
+class _Cached:
+    """An event of the broadcaster's cache (eventCache): its body as first written and its
+    series (count 0: not repeated yet)."""
+
+    body: Json
+    event_time: float
+    count: int = 0
+    last_observed: float = 0.0
 
 
-class EventRecorder:
-    """events.k8s.io/v1 Events, sent from a background thread (a full queue drops events, as
-    the broadcaster's channel does) and rate-limited per regarding object (client-go's spam
-    filter: a burst of 25, then one per 5 minutes)."""
+def _event_key(body: Json) -> str:
+    """getKey: type, action, reason, reporting controller and instance, and the full
+    references of the regarding and related objects (resourceVersion included); not the note."""
+    return json.dumps([body.get("type"), body.get("action"), body.get("reason"), body.get("reportingController"),
+                       body.get("reportingInstance"), body.get("regarding"), body.get("related") or {}],
+                      sort_keys=True)
 
-    def __init__(self, client: ApiClient, *, burst: int = 25, refill_seconds: float = 300.0,
-                 max_queued: int = 1000, hostname: str | None = None) -> None:
+
+class EventBroadcaster:
+    """events.k8s.io/v1 Events as kube-scheduler v1.30 writes them: client-go's
+    ``tools/events`` broadcaster (``events.NewEventBroadcasterAdapter`` over a client of its
+    own, so with its own rate limiter: same qps and burst, apart from the scheduler's).
+
+    - :meth:`event` never blocks: the event is queued (at most 1000 waiting; more are
+      dropped) and written by background threads, several at once (upstream: a goroutine per
+      event), so binds never wait for events.
+    - Series (recordToSink): an event isomorphic to one already written (same type, action,
+      reason, reporting controller and instance, regarding and related objects, note aside)
+      becomes a series: the first repeat PATCHes ``series: {count: 2, lastObservedTime}`` onto
+      the first event (creating it if it is gone); later repeats only count, written when the
+      series ends (no repeat for 6 minutes) and every 30 minutes.
+    - Retries (attemptRecording / recordEvent): a write the API server did not answer
+      (connection refused or reset, timeout) is tried again after 10 s (jittered up to 12.5 s),
+      at most 12 tries in all; a write it answered with an error status is not retried (a
+      series create answered AlreadyExists is). 429 / 5xx answers with Retry-After are retried
+      by the client itself, as client-go's rest client does.
+
+    ``sleep_duration`` (the retry interval) is shortened by tests."""
+
+    def __init__(self, client: ApiClient, *, limiter: TokenBucket | None = None,
+                 sleep_duration: float = EVENT_RETRY_SLEEP, max_tries: int = EVENT_MAX_TRIES, workers: int = 4,
+                 max_queued: int = MAX_QUEUED_EVENTS, hostname: str | None = None,
+                 rng: random.Random | None = None) -> None:
         self.client = client
-        self.burst = burst
-        self.refill_seconds = refill_seconds
+        self.limiter = limiter if limiter is not None else TokenBucket(client.limiter.qps, client.limiter.burst)
+        self.sleep_duration = sleep_duration
+        self.max_tries = max_tries
+        self.max_queued = max_queued
         self.hostname = hostname or socket.gethostname()
-        self._queue: queue.Queue[Json | None] = queue.Queue(max_queued)
-        self._spam: dict[str, _Spam] = {}
-        self._lock = threading.Lock()
-        self.sent = 0
-        self.dropped = 0
-        self.failed = 0
-        self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
-        self._thread.start()
-
-    def _allow(self, key: str) -> bool:
+        self._rng = rng or random.Random()
+        self._cond = threading.Condition()
+        self._incoming: deque[Json] = deque()
+        self._timers: list[tuple[float, int, Json, int]] = []  # (due, seq, event, failed tries): retries
+        self._seq = 0
+        self._pending = 0  # events queued, handed to a writer or being written (not those waiting to retry)
+        self._work: queue.Queue[tuple[Json, int] | None] = queue.Queue()
+        self._cache: dict[str, _Cached] = {}
+        self._mu = threading.Lock()  # the cache (e.mu)
+        self._stopped = False
         now = time.monotonic()
-        with self._lock:
-            s = self._spam.get(key)
-            if s is None:
-                s = self._spam[key] = _Spam(float(self.burst), now)
-            s.tokens = min(float(self.burst), s.tokens + (now - s.last) / self.refill_seconds)
-            s.last = now
-            if s.tokens < 1.0:
-                return False
-            s.tokens -= 1.0
-            return True
+        self._next_finish = now + EVENT_FINISH_TIME
+        self._next_refresh = now + EVENT_REFRESH_TIME
+        self.sent = 0  # writes that succeeded (creates and series patches)
+        self.dropped = 0  # events dropped because the queue was full
+        self.rejected = 0  # writes the API server refused with a status: not retried
+        self.retried = 0  # writes tried again after a failure
+        self.gave_up = 0  # events dropped after max_tries failed writes
+        self._threads = [threading.Thread(target=self._dispatch, name="event-broadcaster", daemon=True)]
+        self._threads += [threading.Thread(target=self._write_loop, name=f"event-sink-{i}", daemon=True)
+                          for i in range(max(workers, 1))]
+        for t in self._threads:
+            t.start()
 
+    # ---------------------------------------------------------------- the recorder
     def event(self, regarding: Pod, related: Pod | None, event_type: str, reason: str, action: str, note: str,
               *, controller: str = "default-scheduler") -> bool:
-        """Queue one Event; False if the rate limit or a full queue dropped it."""
-        if not self._allow(regarding.uid or regarding.key):
-            self.dropped += 1
-            return False
+        """recorder.Eventf: queue one Event; False if the queue was full (dropped)."""
         now = time.time()
         body: Json = {
             "apiVersion": "events.k8s.io/v1", "kind": "Event",
@@ -1009,37 +1316,174 @@ class EventRecorder:
         }
         if related is not None:
             body["related"] = _object_reference(related)
-        try:
-            self._queue.put_nowait(body)
-        except queue.Full:
-            self.dropped += 1
-            return False
+        with self._cond:
+            if self._stopped or len(self._incoming) >= self.max_queued:
+                self.dropped += 1
+                return False
+            self._incoming.append(body)
+            self._pending += 1
+            self._cond.notify_all()
         return True
 
-    def _run(self) -> None:
+    # ---------------------------------------------------------------- the broadcaster
+    def _dispatch(self) -> None:
+        """The event watcher: each incoming event through the cache (recordToSink) to a writer;
+        retries whose time has come; the periodic series work."""
         while True:
-            body = self._queue.get()
-            if body is None:
-                return
-            try:
-                self.client.request("create", "events", namespace=body["metadata"]["namespace"], body=body)
-                self.sent += 1
-            except KubeschedError as e:
-                self.failed += 1
-                log.info("event %s for %s not recorded: %s", body.get("reason"),
-                         body["regarding"].get("name"), e)
+            with self._cond:
+                while True:
+                    if self._stopped:
+                        return
+                    now = time.monotonic()
+                    due = bool(self._timers) and self._timers[0][0] <= now
+                    if self._incoming or due or now >= min(self._next_finish, self._next_refresh):
+                        break
+                    wake = min(self._next_finish, self._next_refresh, self._timers[0][0] if self._timers else now + 60)
+                    self._cond.wait(max(wake - now, 0.0))
+                incoming = list(self._incoming)
+                self._incoming.clear()
+                retries: list[tuple[Json, int]] = []
+                while self._timers and self._timers[0][0] <= now:
+                    _, _, ev, tries = heapq.heappop(self._timers)
+                    retries.append((ev, tries))
+                self._pending += len(retries)
+            for body in incoming:
+                out = self._to_record(body)
+                if out is None:
+                    self._done()
+                else:
+                    self._work.put((out, 0))
+            for ev, tries in retries:
+                self._work.put((ev, tries))
+            if now >= self._next_finish:
+                self._next_finish = now + EVENT_FINISH_TIME
+                self._finish_series()
+            if now >= self._next_refresh:
+                self._next_refresh = now + EVENT_REFRESH_TIME
+                self._refresh_series()
 
-    def flush(self, timeout: float = 5.0) -> None:
-        """Wait (at most ``timeout``) until the queued events were sent."""
+    def _done(self) -> None:
+        with self._cond:
+            self._pending -= 1
+            self._cond.notify_all()
+
+    def _to_record(self, body: Json) -> Json | None:
+        """recordToSink's cache step: the event to write (a copy), or None when it only adds to
+        a series already written."""
+        key = _event_key(body)
+        now = time.time()
+        with self._mu:
+            cached = self._cache.get(key)
+            if cached is None:
+                self._cache[key] = _Cached(copy.deepcopy(body), now)
+                return body
+            cached.count = cached.count + 1 if cached.count else 2
+            cached.last_observed = now
+            cached.body["series"] = {"count": cached.count, "lastObservedTime": format_micro_time(now)}
+            return copy.deepcopy(cached.body) if cached.count == 2 else None
+
+    def _write_loop(self) -> None:
+        while True:
+            item = self._work.get()
+            if item is None:
+                return
+            body, tries = item
+            try:
+                retry = self._record(body)
+            except Exception:  # noqa: BLE001 - a writer must not die
+                log.exception("writing event %s", body.get("reason"))
+                retry = False
+            with self._cond:
+                if retry:
+                    tries += 1
+                    if tries >= self.max_tries or self._stopped:
+                        self.gave_up += 1
+                        log.error("unable to write event %s for %s (retry limit exceeded!)", body.get("reason"),
+                                  (body.get("regarding") or {}).get("name"))
+                    else:
+                        # Randomized so that many clients do not retry in step when the API server is back.
+                        due = time.monotonic() + self.sleep_duration * (1.0 + 0.25 * self._rng.random())
+                        self._seq += 1
+                        heapq.heappush(self._timers, (due, self._seq, body, tries))
+                        self.retried += 1
+                self._pending -= 1
+                self._cond.notify_all()
+
+    def _record(self, body: Json) -> bool:
+        """recordEvent: one write (series: PATCH, or POST if the event is gone); True if it
+        should be tried again."""
+        ns = str(body["metadata"]["namespace"])
+        series = body.get("series")
+        try:
+            if series:
+                try:
+                    self.client.request("patch", "events", namespace=ns, name=str(body["metadata"]["name"]),
+                                        body={"series": series}, content_type=PATCH_STRATEGIC, limiter=self.limiter)
+                    self.sent += 1
+                    return False
+                except ApiError as e:
+                    if e.status != 404:
+                        raise
+            fresh = copy.deepcopy(body)
+            fresh["metadata"].pop("resourceVersion", None)
+            self.client.request("create", "events", namespace=ns, body=fresh, limiter=self.limiter)
+            self.sent += 1
+            return False
+        except ApiError as e:
+            what = f"event {body.get('reason')} for {(body.get('regarding') or {}).get('name')}"
+            if e.status is not None:
+                if e.status == 409 and series:
+                    return True  # a series' create raced with its first write: safe to retry
+                self.rejected += 1
+                log.log(logging.DEBUG if e.status == 409 else logging.ERROR,
+                        "server rejected %s (will not retry!): %s", what, e)
+                return False
+            log.info("unable to write %s (may retry after sleeping): %s", what, e)
+            return True
+
+    def _finish_series(self) -> None:
+        """finishSeries: write the final count of series quiet for 6 minutes; forget them, and
+        single events older than that."""
+        limit = time.time() - EVENT_FINISH_TIME
+        with self._mu:
+            for key, cached in list(self._cache.items()):
+                if cached.count:
+                    if cached.last_observed < limit and not self._record(copy.deepcopy(cached.body)):
+                        del self._cache[key]
+                elif cached.event_time < limit:
+                    del self._cache[key]
+
+    def _refresh_series(self) -> None:
+        """refreshExistingEventSeries: write every series' count again (the Event's TTL)."""
+        with self._mu:
+            for cached in self._cache.values():
+                if cached.count:
+                    self._record(copy.deepcopy(cached.body))
+
+    # ---------------------------------------------------------------- lifecycle
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait (at most ``timeout``) until every queued event was written or given up (events
+        waiting to retry excepted); True if that happened."""
         deadline = time.monotonic() + timeout
-        while not self._queue.empty() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        with self._cond:
+            while self._pending > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Flush (at most ``timeout``), then stop: events waiting to retry are abandoned (the
+        broadcaster's context is cancelled)."""
         self.flush(timeout)
-        with contextlib.suppress(queue.Full):
-            self._queue.put_nowait(None)
-        self._thread.join(timeout)
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        for _ in self._threads[1:]:
+            self._work.put(None)
+        for t in self._threads:
+            t.join(timeout)
 
 
 def _object_reference(pod: Pod) -> Json:
@@ -1060,6 +1504,7 @@ class LiveOptions:
 
     backoff: Backoff = field(default_factory=Backoff)
     watch_timeout: float = 300.0
+    event_retry_sleep: float = EVENT_RETRY_SLEEP
 
 
 class LiveCluster:
@@ -1074,7 +1519,7 @@ class LiveCluster:
         self.options = options or LiveOptions()
         self.informers: dict[str, Informer] = {}
         self.objects = LiveObjects(self.informers)
-        self.events: EventRecorder | None = None
+        self.events: EventBroadcaster | None = None
         self._handler: ChangeHandler | None = None
         self._owns_client = owns_client
         self._started = False
@@ -1131,8 +1576,8 @@ class LiveCluster:
             raise KubeschedError("the live cluster is already started")
         self._started = True
         self._handler = handler
-        self.events = EventRecorder(self.client)
         opts = self.options
+        self.events = EventBroadcaster(self.client, sleep_duration=opts.event_retry_sleep)
         for plural in INFORMED_RESOURCES:
             r = RESOURCES[plural]
             on_change = self._pod_change if plural == "pods" else self._other_change(plural)
@@ -1163,13 +1608,15 @@ class LiveCluster:
             self.client.close()
 
     # ---------------------------------------------------------------- actions
-    def bind(self, pod: Pod, node: str) -> None:
-        """POST pods/binding (DefaultBinder): the UID guards against a recreated pod."""
+    def bind(self, pod: Pod, node: str, *, guard: Callable[[], None] | None = None) -> None:
+        """POST pods/binding (DefaultBinder): the UID guards against a recreated pod. ``guard``
+        is called right before the request goes out (after the rate limiter's wait): raising
+        there stops it."""
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         self.client.request("create", "pods", namespace=pod.namespace, name=pod.name, subresource="binding",
-                            body=body)
+                            body=body, guard=guard)
 
     def patch_pod_status(self, pod: Pod, *, condition: PodCondition | None = None,
                          nominated_node_name: str | None = _UNSET) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Collection, Mapping
@@ -59,9 +60,10 @@ from kubesched.config.types import (
     Profile,
 )
 from kubesched.config.validation import configuration_errors, plugin_args_errors, raise_errors
-from kubesched.errors import ConfigError, FieldError
+from kubesched.errors import ConfigError, FieldError, utf8_error
 from kubesched.objects import NodeAffinity, TopologySpreadConstraint
 from kubesched.objects.labels import parse_label_selector
+from kubesched.objects.manifests import excessive_aliasing
 from kubesched.objects.parse import parse_node_affinity
 
 ARGS_GROUP = "kubescheduler.config.k8s.io"
@@ -71,12 +73,21 @@ ARGS_GROUP = "kubescheduler.config.k8s.io"
 def load_config(path: str | os.PathLike[str]) -> KubeSchedulerConfiguration:
     """Read, default and validate a KubeSchedulerConfiguration YAML/JSON file."""
     name = os.fspath(path)
+    return parse_config(_load_yaml(read_text(name, "configuration"), name), file=name)
+
+
+def read_text(name: str, what: str) -> str:
+    """A configuration or Policy file's text. Not UTF-8 is a ConfigError naming the line, not a
+    UnicodeDecodeError traceback (found by fuzzing: scripts/fuzz.py)."""
     try:
-        with open(name, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(name, "rb") as fh:
+            data = fh.read()
     except OSError as e:
-        raise ConfigError(f"cannot read configuration: {e.strerror or e}", file=name) from None
-    return parse_config(_load_yaml(text, name), file=name)
+        raise ConfigError(f"cannot read {what}: {e.strerror or e}", file=name) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"cannot read {what}: {utf8_error(data, e)}", file=name) from None
 
 
 def parse_config(data: Any, file: str | None = None) -> KubeSchedulerConfiguration:
@@ -86,7 +97,18 @@ def parse_config(data: Any, file: str | None = None) -> KubeSchedulerConfigurati
     except FieldError as e:
         raise ConfigError(e.message, file=file, field=e.path) from None
     raise_errors(configuration_errors(config), file)
-    return config
+    return located(config, file)
+
+
+def located(config: KubeSchedulerConfiguration, file: str | None) -> KubeSchedulerConfiguration:
+    """``config`` with ``file`` recorded on its profiles and extenders: errors found only when
+    they are built (``kubesched simulate``, ``run``, ``config validate``) then name the file, as
+    every loading error does (they did not: found by fuzzing, scripts/fuzz.py)."""
+    if not file:
+        return config
+    return dataclasses.replace(
+        config, profiles=tuple(dataclasses.replace(p, file=file) for p in config.profiles),
+        extenders=tuple(dataclasses.replace(e, file=file) for e in config.extenders))
 
 
 def parse_plugin_args(plugin: str, raw: Any, *, path: str = "") -> Any:
@@ -102,7 +124,13 @@ def parse_plugin_args(plugin: str, raw: Any, *, path: str = "") -> Any:
 
 def _load_yaml(text: str, file: str) -> Any:
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        # A few lines of YAML aliases can stand for billions of values, which decoding would walk
+        # for hours ("billion laughs"; found by fuzzing, scripts/fuzz.py): refused as go-yaml does.
+        aliasing = excessive_aliasing(data) if "*" in text else None
+        if aliasing is not None:
+            raise ConfigError(aliasing, file=file)
+        return data
     except _DuplicateKey as e:
         raise ConfigError(str(e), file=file) from None
     except RecursionError:
@@ -152,6 +180,17 @@ def _obj(raw: Any, path: str, allowed: Collection[str]) -> Mapping[str, Any]:
             quoted = json.dumps(str(k), ensure_ascii=False)
             raise FieldError(f.child(path, quoted[1:-1]), f"unknown field {quoted}")
     return raw
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type of a decoded YAML/JSON value, for messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
 
 
 def _list(raw: Any, path: str) -> list[Any]:
@@ -251,6 +290,9 @@ def decode_configuration(data: Any) -> KubeSchedulerConfiguration:
     raises FieldError. Does not validate."""
     if data is None:
         raise FieldError("", "empty configuration: expected a KubeSchedulerConfiguration object")
+    if not isinstance(data, Mapping):
+        # The whole document: there is no field to name (was `Invalid value: "a": must be an object`).
+        raise FieldError("", f"the document must be a KubeSchedulerConfiguration object, got {_json_type(data)}")
     m = _obj(data, "", _TOP_FIELDS)
     api_version = _str(m.get("apiVersion"), "apiVersion")
     if not api_version:

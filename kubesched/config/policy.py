@@ -65,6 +65,7 @@ from kubesched.config.loader import (
     _bool,
     _extender_tls,
     _int,
+    _json_type,
     _list,
     _load_yaml,
     _managed_resources,
@@ -73,6 +74,8 @@ from kubesched.config.loader import (
     _shape,
     _str,
     _strings,
+    located,
+    read_text,
 )
 from kubesched.config.types import (
     DEFAULT_EXTENDER_TIMEOUT_SECONDS,
@@ -270,12 +273,8 @@ def load_policy_translation(
     path: str | os.PathLike[str], *, default_pod_topology_spread: bool = True
 ) -> PolicyTranslation:
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise ConfigError(f"cannot read policy: {e.strerror or e}", file=name) from None
-    return translate_policy_data(_load_text(text, name), name, default_pod_topology_spread=default_pod_topology_spread)
+    return translate_policy_data(_load_text(read_text(name, "policy"), name), name,
+                                 default_pod_topology_spread=default_pod_topology_spread)
 
 
 def translate_policy_data(
@@ -287,9 +286,11 @@ def translate_policy_data(
         raise ConfigError(e.message, file=file, field=e.path) from None
     raise_errors(policy_errors(policy), file)
     try:
-        return translate_policy(policy, default_pod_topology_spread=default_pod_topology_spread)
+        translation = translate_policy(policy, default_pod_topology_spread=default_pod_topology_spread)
     except FieldError as e:
         raise ConfigError(e.message, file=file, field=e.path) from None
+    # Errors found when the profile or the extenders are built name the Policy file too.
+    return replace(translation, config=located(translation.config, file))
 
 
 def _load_text(text: str, file: str) -> Any:
@@ -330,6 +331,9 @@ def decode_policy(data: Any) -> Policy:
     """Strictly decode a v1 Policy object; raises FieldError. Does not validate."""
     if data is None:
         raise FieldError("", "empty policy: expected a Policy object")
+    if not isinstance(data, Mapping):
+        # The whole document: there is no field to name (was `Invalid value: "a": must be an object`).
+        raise FieldError("", f"the document must be a Policy object, got {_json_type(data)}")
     m = _obj(data, "", _POLICY_FIELDS)
     api_version = _str(m.get("apiVersion"), "apiVersion")
     if api_version not in ("", POLICY_API_VERSION):

@@ -104,6 +104,9 @@ class Profile:
     plugins: Plugins = Plugins()
     # Excluded from hashing (raw args are dicts); still compared.
     plugin_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # The configuration (or Policy) file it was read from, so that errors found only when the
+    # profile is built (an unknown plugin, plugin args) name the file too. Not part of its value.
+    file: str | None = field(default=None, compare=False, repr=False)
 
     def args(self, name: str) -> Any:
         """The args for plugin ``name``, or None when it has none."""
@@ -149,6 +152,9 @@ class Extender:
     node_cache_capable: bool = False
     managed_resources: tuple[ExtenderManagedResource, ...] = ()
     ignorable: bool = False
+    # The configuration (or Policy) file it was read from, for errors found only when its client
+    # is built (TLS files). Not part of its value.
+    file: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:

@@ -5,7 +5,8 @@
   :func:`run_filter_extenders`, :func:`run_prioritize_extenders`, :func:`run_bind_extenders`,
   :func:`run_preemption_extenders`, mirroring kube-scheduler v1.30.
 - SDK, to write an extender in Python: :mod:`kubesched.extender.server` (``ExtenderApp``),
-  served with ``kubesched extender serve module:app --port N``.
+  served with ``kubesched extender serve module:app --port N``; its node cache fed by a watch
+  of the cluster: :mod:`kubesched.extender.watch` (``--kubeconfig``).
 - Wire format (byte-compatible with kube-scheduler's Go encoding): :mod:`kubesched.extender.wire`.
 """
 

@@ -13,15 +13,19 @@ a reply that does not decode, a reply whose ``Error`` is set — raises
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import ipaddress
 import os
 import socket
 import ssl
 import tempfile
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -33,7 +37,7 @@ from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.config.types import Extender as ExtenderConfig
 from kubesched.config.types import ExtenderTLSConfig, Profile
 from kubesched.errors import ApiError, ConfigError
-from kubesched.extender import wire
+from kubesched.extender import _http, wire
 from kubesched.framework import (
     MAX_NODE_SCORE,
     Binding,
@@ -69,15 +73,17 @@ VictimsLike = ExtenderVictims
 
 
 # =============================================================================== TLS
-def _read(path: str, what: str) -> bytes:
+def _read(path: str, what: str, *, file: str | None = None, where: str = "tlsConfig") -> bytes:
     try:
         with open(path, "rb") as f:
             return f.read()
-    except OSError as e:
-        raise ConfigError(f"extender {what} {path!r}: {e.strerror or e}") from None
+    except (OSError, ValueError) as e:  # ValueError: a path with a NUL byte (found by fuzzing)
+        raise ConfigError(f"extender {what} {path!r}: {getattr(e, 'strerror', None) or e}", file=file,
+                          field=f"{where}.{what}") from None
 
 
-def _load_cert_chain(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
+def _load_cert_chain(ctx: ssl.SSLContext, cert: bytes, key: bytes, *, file: str | None = None,
+                     where: str = "tlsConfig") -> None:
     """SSLContext can load a client certificate only from files: write the PEM data to a
     private temporary directory for the duration of the call."""
     with tempfile.TemporaryDirectory(prefix="kubesched-extender-") as d:
@@ -90,21 +96,28 @@ def _load_cert_chain(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:
         try:
             ctx.load_cert_chain(cert_path, key_path)
         except (ssl.SSLError, OSError) as e:
-            raise ConfigError(f"extender client certificate/key: {e}") from None
+            raise ConfigError(f"extender client certificate/key: {e}", file=file,
+                              field=f"{where}.{'certData' if cert else 'certFile'}") from None
 
 
-def make_ssl_context(config: ExtenderConfig) -> ssl.SSLContext:
+def make_ssl_context(config: ExtenderConfig, *, where: str = "tlsConfig") -> ssl.SSLContext:
     """makeTransport + client-go's TLSConfigFor: CA file/data replace the system roots;
-    ``insecure`` (or ``enableHTTPS`` without any CA) skips verification; certFile/keyFile or
-    certData/keyData present a client certificate (data wins over file); TLS 1.2 minimum.
-    Used only for https:// URLs — the URL scheme decides the protocol."""
+    ``insecure`` skips verification; certFile/keyFile or certData/keyData present a client
+    certificate (data wins over file); TLS 1.2 minimum. Used only for https:// URLs — the URL
+    scheme decides the protocol. ``where`` is the tlsConfig's field path in the configuration
+    (``extenders[0].tlsConfig``), for errors, which also name ``config.file``.
+
+    Deliberate deviation: kube-scheduler's makeTransport also skips verification when
+    ``enableHTTPS`` is set without a CA (``cfg.Insecure = true``); kubesched verifies against
+    the system roots then, so that TLS is verified unless ``insecure: true`` says otherwise
+    (issue 13: security defaults; docs/extender.md)."""
+    file = config.file
     tls = config.tls_config or ExtenderTLSConfig()
-    ca = tls.ca_data or (_read(tls.ca_file, "caFile") if tls.ca_file else b"")
+    ca = tls.ca_data or (_read(tls.ca_file, "caFile", file=file, where=where) if tls.ca_file else b"")
     insecure = tls.insecure
-    if config.enable_https and not (tls.ca_file or tls.ca_data):
-        insecure = True
     if insecure and (tls.ca_file or tls.ca_data):
-        raise ConfigError("specifying a root certificates file with the insecure flag is not allowed")
+        raise ConfigError("specifying a root certificates file with the insecure flag is not allowed", file=file,
+                          field=f"{where}.insecure")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if insecure:
@@ -114,15 +127,17 @@ def make_ssl_context(config: ExtenderConfig) -> ssl.SSLContext:
         try:
             ctx.load_verify_locations(cadata=ca.decode("ascii", errors="replace"))
         except (ssl.SSLError, ValueError) as e:
-            raise ConfigError(f"unable to load root certificates: {e}") from None
+            raise ConfigError(f"unable to load root certificates: {e}", file=file,
+                              field=f"{where}.{'caData' if tls.ca_data else 'caFile'}") from None
     else:
         ctx.load_default_certs()
-    cert = tls.cert_data or (_read(tls.cert_file, "certFile") if tls.cert_file else b"")
-    key = tls.key_data or (_read(tls.key_file, "keyFile") if tls.key_file else b"")
+    cert = tls.cert_data or (_read(tls.cert_file, "certFile", file=file, where=where) if tls.cert_file else b"")
+    key = tls.key_data or (_read(tls.key_file, "keyFile", file=file, where=where) if tls.key_file else b"")
     if bool(cert) != bool(key):
-        raise ConfigError("extender tlsConfig: a client certificate and its key must be given together")
+        raise ConfigError("extender tlsConfig: a client certificate and its key must be given together", file=file,
+                          field=f"{where}.{'keyData' if cert else 'certData'}")
     if cert:
-        _load_cert_chain(ctx, cert, key)
+        _load_cert_chain(ctx, cert, key, file=file, where=where)
     return ctx
 
 
@@ -140,7 +155,9 @@ class HTTPExtender:
     """An HTTP extender (NewHTTPExtender). Construction validates the TLS settings and raises
     :class:`ConfigError`; calls raise :class:`ApiError`."""
 
-    def __init__(self, config: ExtenderConfig, *, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(self, config: ExtenderConfig, *, transport: httpx.BaseTransport | None = None,
+                 index: int | None = None) -> None:
+        """``index``: the extender's place in ``extenders`` (for the field paths of errors)."""
         self.config = config
         self._url = config.url_prefix
         self._base = config.url_prefix.rstrip("/")
@@ -155,7 +172,9 @@ class HTTPExtender:
             self._extensions["sni_hostname"] = tls.server_name
         verify: ssl.SSLContext | bool = True
         if parts.scheme == "https" or tls is not None or config.enable_https:
-            verify = make_ssl_context(config)
+            verify = make_ssl_context(config, where=f"extenders[{index}].tlsConfig" if index is not None
+                                      else "tlsConfig")
+        custom_transport = transport
         if transport is None:
             # Go's net/http disables Nagle's algorithm (TCP_NODELAY); without it the request's
             # headers and body, written separately, wait out the peer's delayed ACK (~40 ms).
@@ -171,6 +190,21 @@ class HTTPExtender:
             transport=transport,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"},
         )
+        # The fast transport (kubesched.extender._http) for calls straight to the extender;
+        # httpx keeps proxies, redirects and custom transports.
+        self._fast: _http.Pool | None = None
+        self._targets: dict[str, str | None] = {}
+        if custom_transport is None and parts.scheme in ("http", "https") and parts.hostname \
+                and (_is_loopback(parts.hostname) or not _proxies_from_environment()):
+            try:
+                port = parts.port or (443 if parts.scheme == "https" else 80)
+            except ValueError:
+                port = 0
+            if port:
+                self._fast = _http.Pool(
+                    parts.hostname, port, ssl_context=verify if isinstance(verify, ssl.SSLContext) and
+                    parts.scheme == "https" else None, server_hostname=self._extensions.get("sni_hostname"),
+                    headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"})
 
     # ---- identity and capabilities (HTTPExtender.Name, IsFilter, ...)
     def name(self) -> str:
@@ -208,6 +242,8 @@ class HTTPExtender:
         return False
 
     def close(self) -> None:
+        if self._fast is not None:
+            self._fast.close()
         self._client.close()
 
     def __enter__(self) -> HTTPExtender:
@@ -222,8 +258,55 @@ class HTTPExtender:
     # ---- transport (HTTPExtender.send)
     def send(self, verb: str, body: bytes) -> object:
         """POST ``body`` to urlPrefix/verb and decode the reply's first JSON value."""
+        try:
+            return wire.decode_json(self.post(verb, body))
+        except wire.WireError as e:
+            raise ApiError(str(e)) from None
+
+    def post(self, verb: str, body: bytes) -> bytes:
+        """POST ``body`` to urlPrefix/verb and return the reply's body; anything but a 200
+        reply raises :class:`ApiError` with net/http's error, as HTTPExtender.send."""
         url = f"{self._base}/{verb}"
         deadline = time.monotonic() + self._timeout
+        if self._fast is not None:
+            target = self._targets.get(verb, "")
+            if target == "":
+                target = self._targets[verb] = _request_target(url)
+            if target is not None:
+                try:
+                    return self._post_fast(url, verb, target, body, deadline)
+                except _http.Redirect:
+                    pass  # httpx follows it (sending the request again, as it would have)
+        return self._post_httpx(url, verb, body, deadline)
+
+    def _post_fast(self, url: str, verb: str, target: str, body: bytes, deadline: float) -> bytes:
+        assert self._fast is not None
+        try:
+            status, data = self._fast.post(target, body, content_type="application/json", deadline=deadline,
+                                           max_reply=_MAX_REPLY_BYTES, idempotent=verb != self.config.bind_verb)
+        except _http.Timeout as e:
+            if e.reading_body:
+                raise ApiError(f'Post "{url}": context deadline exceeded '
+                               "(Client.Timeout or context cancellation while reading body)") from None
+            raise ApiError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)') \
+                from None
+        except _http.TooLarge:
+            raise ApiError(f'Post "{url}": reply larger than {_MAX_REPLY_BYTES} bytes') from None
+        except ConnectionRefusedError as e:
+            raise ApiError(f'Post "{url}": {_connect_detail(url, e)}') from None
+        except ssl.SSLCertVerificationError as e:
+            raise ApiError(f'Post "{url}": {self._tls_detail(e) or e}') from None
+        except http.client.RemoteDisconnected:
+            raise ApiError(f'Post "{url}": EOF') from None  # net/http: closed before any reply
+        except http.client.IncompleteRead:
+            raise ApiError(f'Post "{url}": unexpected EOF') from None  # a reply cut short
+        except (OSError, http.client.HTTPException, zlib.error) as e:
+            raise ApiError(f'Post "{url}": {e}') from None
+        if status != 200:
+            raise ApiError(f"failed {verb} with extender at URL {url}, code {status}", status=status)
+        return data
+
+    def _post_httpx(self, url: str, verb: str, body: bytes, deadline: float) -> bytes:
         try:
             with self._client.stream("POST", url, content=body, headers={"Content-Type": "application/json"},
                                      extensions=self._extensions) as resp:
@@ -247,10 +330,7 @@ class HTTPExtender:
             raise ApiError(f'Post "{url}": {self._tls_detail(e) or _connect_detail(url, e)}') from None
         except httpx.HTTPError as e:
             raise ApiError(f'Post "{url}": {e}') from None
-        try:
-            return wire.decode_json(b"".join(chunks))
-        except wire.WireError as e:
-            raise ApiError(str(e)) from None
+        return b"".join(chunks)
 
     def _tls_detail(self, e: BaseException) -> str | None:
         """HTTPExtender.send returns net/http's error, so a certificate that fails verification
@@ -298,26 +378,25 @@ class HTTPExtender:
         nodes are the caller's own Node objects, looked up by the names in the reply."""
         if not self.is_filter():
             return list(nodes), {}, {}
-        by_name = {n.meta.name: n for n in nodes}
-        body = wire.extender_args(pod, nodes, self.config.node_cache_capable)
+        names = list(map(_NAME, nodes))
+        by_name = dict(zip(names, nodes, strict=True))
+        body = wire.extender_args(pod, nodes, self.config.node_cache_capable, names=names)
         try:
-            reply = wire.parse_filter_result(self.send(self.config.filter_verb, body))
+            reply = wire.decode_filter_result(self.post(self.config.filter_verb, body))
         except wire.WireError as e:
             raise ApiError(str(e)) from None
         if reply.error:
             raise ApiError(reply.error)
-        names: list[str] | None
+        kept_names: list[str] | None
         if self.config.node_cache_capable and reply.node_names is not None:
-            names = reply.node_names
+            kept_names = reply.node_names
         else:
-            names = reply.node_items
-        kept: list[Node] = []
-        for n in names or []:
-            node = by_name.get(n)
-            if node is None:
-                raise ApiError(f"extender {_go_quote(self._url)} claims a filtered node {_go_quote(n)} "
-                               "which is not found in the input node list")
-            kept.append(node)
+            kept_names = reply.node_items
+        try:
+            kept = list(map(by_name.__getitem__, kept_names or ()))
+        except KeyError as e:
+            raise ApiError(f"extender {_go_quote(self._url)} claims a filtered node {_go_quote(e.args[0])} "
+                           "which is not found in the input node list") from None
         return kept, reply.failed, reply.failed_and_unresolvable
 
     def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[tuple[str, int]], int]:
@@ -327,10 +406,9 @@ class HTTPExtender:
             return [(n.meta.name, 0) for n in nodes], 0
         body = wire.extender_args(pod, nodes, self.config.node_cache_capable)
         try:
-            scores = wire.parse_host_priority_list(self.send(self.config.prioritize_verb, body))
+            return wire.decode_host_priority_list(self.post(self.config.prioritize_verb, body)), self._weight
         except wire.WireError as e:
             raise ApiError(str(e)) from None
-        return [(s.host, s.score) for s in scores], self._weight
 
     def bind(self, binding: Binding) -> None:
         """HTTPExtender.Bind."""
@@ -454,7 +532,24 @@ def go_hostname_error(cert: Mapping[str, object], host: str) -> str:
     return f"x509: certificate is valid for {valid}, not {host}"
 
 
-def _connect_detail(url: str, e: httpx.ConnectError) -> str:
+def _request_target(url: str) -> str | None:
+    """The request-target (path and query) of ``url`` for the fast transport, or None when it
+    would need percent-encoding (httpx then sends it)."""
+    parts = urlsplit(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return target if all("!" <= c <= "~" for c in target) else None
+
+
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def _proxies_from_environment() -> bool:
+    """Whether the environment names a proxy (for a non-loopback extender, httpx then decides
+    which requests go through it, NO_PROXY included)."""
+    return any(v and k.lower() in _PROXY_VARIABLES for k, v in os.environ.items())
+
+
+def _connect_detail(url: str, e: BaseException) -> str:
     text = str(e)
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -467,7 +562,7 @@ def _connect_detail(url: str, e: httpx.ConnectError) -> str:
 def new_http_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
     """buildExtenders: one HTTPExtender per config entry, ignorable ones moved to the tail
     (so a non-ignorable extender always filters before an ignorable one)."""
-    built = [HTTPExtender(c) for c in configs]
+    built = [HTTPExtender(c, index=i) for i, c in enumerate(configs)]
     return [e for e in built if not e.is_ignorable()] + [e for e in built if e.is_ignorable()]
 
 
@@ -512,6 +607,21 @@ def _node_of(n: NodeInfo | Node) -> Node:
     return n
 
 
+_NODE_OF_INFO = attrgetter("node")
+_NAME = attrgetter("meta.name")
+
+
+def _nodes_of(items: Sequence[NodeInfo | Node]) -> list[Node]:
+    """[_node_of(n) for n in items], without a Python call per node."""
+    try:
+        plain = list(map(_NODE_OF_INFO, items))  # all NodeInfo (the scheduler's case)
+    except AttributeError:
+        plain = [n.node if isinstance(n, NodeInfo) else n for n in items]
+    if None in plain:  # Node compares by identity: a C-level scan
+        raise ValueError("NodeInfo without a node")
+    return plain
+
+
 def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasible: Sequence[NodeT],
                          statuses: dict[str, Status]) -> list[NodeT]:
     """findNodesThatPassExtenders (v1.30): the extenders run one after another, each on the
@@ -531,13 +641,15 @@ def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasi
             break
         if not ext.is_interested(pod):
             continue
-        by_name = {_node_of(n).meta.name: n for n in current}
+        plain = _nodes_of(current)
+        by_name = dict(zip(map(_NAME, plain), current, strict=True))
         try:
-            kept, failed, unresolvable = ext.filter(pod, [_node_of(n) for n in current])
-            unknown = next((n.meta.name for n in kept if n.meta.name not in by_name), None)
-            if unknown is not None:  # HTTPExtender checks this itself; other implementations may not
-                raise ApiError(f"extender {_go_quote(ext.name())} claims a filtered node {_go_quote(unknown)} "
-                               "which is not found in the input node list")
+            kept, failed, unresolvable = ext.filter(pod, plain)
+            try:
+                kept_current = list(map(by_name.__getitem__, map(_NAME, kept)))
+            except KeyError as e:  # HTTPExtender checks this itself; other implementations may not
+                raise ApiError(f"extender {_go_quote(ext.name())} claims a filtered node {_go_quote(e.args[0])} "
+                               "which is not found in the input node list") from None
         except ApiError:
             if ext.is_ignorable():
                 continue
@@ -554,7 +666,7 @@ def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasi
                 statuses[node] = Status(Code.UNSCHEDULABLE, (msg,))
             else:
                 statuses[node] = Status(prev.code, prev.reasons + (msg,), prev.plugin, prev.error)
-        current = [by_name[n.meta.name] for n in kept]
+        current = kept_current
     return current
 
 
@@ -567,13 +679,18 @@ class ExtenderScores:
     10) per extender that scored it, in extender order. Nodes no extender scored are absent."""
 
     by_node: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    # Each node's total, when the builder summed them already (run_prioritize_extenders).
+    by_total: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
 
     def total(self, node: str) -> int:
         return sum(s for _, s in self.by_node.get(node, ()))
 
     def totals(self, nodes: Sequence[str]) -> IntArray:
         """Totals aligned with ``nodes`` (0 where no extender scored), to add to the plugins'."""
-        return np.fromiter((self.total(n) for n in nodes), dtype=np.int64, count=len(nodes))
+        by_total = self.by_total
+        if by_total is None:
+            by_total = {k: sum(s for _, s in v) for k, v in self.by_node.items()}
+        return np.fromiter(map(by_total.get, nodes, repeat(0)), dtype=np.int64, count=len(nodes))
 
     def scores_of(self, extender_name: str, nodes: Sequence[str]) -> IntArray:
         """One extender's final scores aligned with ``nodes`` (as a PluginScores column)."""
@@ -598,8 +715,8 @@ def run_prioritize_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, n
     interested = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
     if not interested or not nodes:
         return ExtenderScores()
-    plain = [_node_of(n) for n in nodes]
-    wanted = {n.meta.name for n in plain}
+    plain = _nodes_of(nodes)
+    wanted = set(map(_NAME, plain))
 
     def call(ext: SchedulerExtender) -> tuple[list[tuple[str, int]], int] | None:
         try:
@@ -615,16 +732,29 @@ def run_prioritize_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, n
     else:
         with ThreadPoolExecutor(max_workers=len(interested), thread_name_prefix="extender-prioritize") as pool:
             results = list(pool.map(call, interested))
-    by_node: dict[str, list[tuple[str, int]]] = {}
+    by_node: dict[str, tuple[tuple[str, int], ...]] = {}
+    totals: dict[str, int] = {}
+    get = by_node.get
     for ext, res in zip(interested, results, strict=True):
-        if res is None:
+        if res is None or not res[0]:
             continue
         scores, weight = res
         name = ext.name()
-        for host, score in scores:
+        factor = weight * EXTENDER_SCORE_SCALE
+        values = [s for _, s in scores]
+        extreme = max(abs(min(values)), abs(max(values)))
+        wraps = extreme * abs(factor) >= 1 << 63  # otherwise no product can overflow int64
+        for host, score in scores:  # a host listed twice counts twice, as upstream
             if host in wanted:
-                by_node.setdefault(host, []).append((name, _wrap_int64(score * weight * EXTENDER_SCORE_SCALE)))
-    return ExtenderScores({k: tuple(v) for k, v in by_node.items()})
+                value = _wrap_int64(score * factor) if wraps else score * factor
+                prev = get(host)
+                if prev is None:
+                    by_node[host] = ((name, value),)
+                    totals[host] = value
+                else:
+                    by_node[host] = prev + ((name, value),)
+                    totals[host] += value
+    return ExtenderScores(by_node, totals)
 
 
 def run_bind_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, node: str) -> tuple[bool, ApiError | None]:

@@ -25,6 +25,13 @@ Decoding (json.NewDecoder(body).Decode(&result)):
 - Object keys match field names case-insensitively (``NodeNames`` and ``nodeNames`` both
   work, ``node_names`` is ignored); unknown keys are ignored; ``null`` leaves a field at its
   zero value; a value of the wrong JSON type fails with Go's ``json: cannot unmarshal ...``.
+
+Speed (msgspec): the hot bodies — node-name lists, reason maps, host priority lists, the
+ExtenderArgs a nodeCacheCapable extender receives — go through msgspec's C codec first. Each fast
+path is taken only when its result is provably the one the exact code above gives (no character
+Go escapes differently in the output; a body msgspec decodes without complaint, with exactly the
+Go field names for typed replies); anything else — an escape, a case-variant key, a wrong type,
+trailing data, invalid UTF-8 — falls back to the exact code, which produces Go's text.
 """
 
 from __future__ import annotations
@@ -36,7 +43,10 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
+
+import msgspec
 
 from kubesched.objects import Node, Pod
 
@@ -119,8 +129,33 @@ def _plain(value: Any, floats: list[str]) -> Any:
     raise TypeError(f"json: unsupported type: {type(value).__name__}")
 
 
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _is_plain(value: Any) -> bool:
+    """Whether ``value`` holds only what JSON has as is (exactly str, int, bool, None, lists and
+    str-keyed dicts): no float, timestamp or bytes that :func:`_plain` must convert."""
+    t = type(value)
+    if t in _PLAIN_SCALARS:
+        return True
+    if t is dict:
+        return all(type(k) is str for k in value) and all(map(_is_plain, value.values()))
+    if t is list:
+        return all(map(_is_plain, value))
+    return False
+
+
 def go_json(value: Any) -> bytes:
     """json.Marshal(value) for plain JSON-like data: compact, HTML-safe escapes, UTF-8."""
+    if _is_plain(value):  # most manifests: msgspec writes them as Go would, escapes aside
+        out = _fast_json(value)
+        if out is not None:
+            return out
+    return go_json_exact(value)
+
+
+def go_json_exact(value: Any) -> bytes:
+    """:func:`go_json` through Python's encoder alone (every value it accepts)."""
     floats: list[str] = []
     text = json.dumps(_plain(value, floats), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     text = text.translate(_GO_ESCAPES)
@@ -130,6 +165,47 @@ def go_json(value: Any) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: Go strings hold U+FFFD there
         return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+# ---------------------------------------------------------------- msgspec fast paths
+_ENCODER = msgspec.json.Encoder()
+_DECODER_FAST = msgspec.json.Decoder()
+
+
+def _go_differs(out: bytes) -> bool:
+    """Whether msgspec's output may differ from go_json's: it holds an escape (msgspec and Go
+    escape control characters differently), or a character Go escapes and msgspec does not
+    (``<``, ``>``, ``&``, U+2028, U+2029). Each test is a memchr-speed scan."""
+    return (b"\\" in out or b"<" in out or b">" in out or b"&" in out
+            or (b"\xe2\x80" in out and (b"\xe2\x80\xa8" in out or b"\xe2\x80\xa9" in out)))
+
+
+def _fast_json(value: Any) -> bytes | None:
+    """msgspec's encoding of ``value`` — only str, int, bool, None, and lists / str-keyed dicts
+    of them, which the callers guarantee — when it is byte-identical to :func:`go_json`'s."""
+    try:
+        out = _ENCODER.encode(value)
+    except (TypeError, ValueError, msgspec.EncodeError):  # e.g. a lone surrogate (UnicodeEncodeError)
+        return None
+    return None if _go_differs(out) else out
+
+
+def go_json_strings(items: Sequence[str]) -> bytes:
+    """go_json(list(items)) for a list of strings (node names), ~20x faster."""
+    out = _fast_json(items if isinstance(items, list) else list(items))
+    return out if out is not None else go_json(list(items))
+
+
+def go_json_string_map(m: Mapping[str, str]) -> bytes:
+    """go_json of a map[string]string: keys sorted, as Go's encoder writes maps."""
+    ordered = dict(sorted(m.items()))
+    out = _fast_json(ordered)
+    return out if out is not None else go_json(ordered)
+
+
+def go_json_string(s: str) -> bytes:
+    out = _fast_json(s)
+    return out if out is not None else go_json(s)
 
 
 def wire_manifest(obj: Pod | Node) -> Mapping[str, Any]:
@@ -172,6 +248,7 @@ def wire_manifest(obj: Pod | Node) -> Mapping[str, Any]:
 
 
 _CACHE_LIMIT = 1 << 16
+_NODE_NAME = attrgetter("meta.name")
 _cache: dict[int, tuple[object, bytes]] = {}
 _cache_lock = threading.Lock()
 
@@ -197,13 +274,15 @@ def _str_json(s: str) -> bytes:
 
 
 # ----------------------------------------------------------------------- request bodies
-def extender_args(pod: Pod, nodes: Sequence[Node], node_cache_capable: bool) -> bytes:
+def extender_args(pod: Pod, nodes: Sequence[Node], node_cache_capable: bool, *,
+                  names: Sequence[str] | None = None) -> bytes:
     """ExtenderArgs{Pod, Nodes, NodeNames}: full nodes as a v1.NodeList, or only their names
-    for a nodeCacheCapable extender (HTTPExtender.Filter / Prioritize)."""
+    for a nodeCacheCapable extender (HTTPExtender.Filter / Prioritize). ``names``: the nodes'
+    names when the caller has them already."""
     parts = [b'{"Pod":', object_json(pod)]
     if node_cache_capable:
         parts.append(b',"Nodes":null,"NodeNames":')
-        parts.append(go_json([n.meta.name for n in nodes]))
+        parts.append(go_json_strings(list(map(_NODE_NAME, nodes)) if names is None else names))
     else:
         # A NodeList built by appending to a nil Items slice: no nodes -> "items":null.
         items = b"[" + b",".join(object_json(n) for n in nodes) + b"]" if nodes else b"null"
@@ -295,6 +374,17 @@ _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 def decode_json(body: bytes) -> Any:
     """The first JSON value of ``body`` (Decoder.Decode); raises WireError with Go's message."""
+    try:
+        # A body msgspec decodes is one JSON value, with only whitespace around it, valid UTF-8
+        # and no lone surrogate, number out of range or non-finite literal: the value
+        # decode_json_exact gives (tests/extender/test_wire_fast.py compares them).
+        return _DECODER_FAST.decode(body)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return decode_json_exact(body)
+
+
+def decode_json_exact(body: bytes) -> Any:
+    """:func:`decode_json` with Python's decoder alone: every body, Go's messages."""
     text = body.decode("utf-8", errors="replace")
     i = 0
     while i < len(text) and text[i] in _WS:
@@ -309,6 +399,11 @@ def decode_json(body: bytes) -> Any:
         raise WireError(f"invalid character {_quote_char(c)} {where}") from None
     except json.JSONDecodeError as e:
         raise WireError(_syntax_message(text, e)) from None
+    except RecursionError:
+        # Python's decoder recurses once per nesting level and gives up near 1000; Go's scanner
+        # stops at 10000 levels with this text. A reply that deep was a RecursionError
+        # traceback (found by fuzzing: scripts/fuzz.py).
+        raise WireError("exceeded max depth") from None
     if not isinstance(value, (dict, list, str)) and end < len(text) and text[end] not in _WS:
         # A number or literal ends only at a delimiter; Go's scanner rejects what follows.
         raise WireError(f"invalid character {_quote_char(text[end])} after top-level value")
@@ -485,6 +580,143 @@ def parse_host_priority_list(value: Any) -> list[HostPriority]:
     return out
 
 
+class _HostPriorityWire(msgspec.Struct, forbid_unknown_fields=True):
+    Host: str = ""
+    Score: int = 0
+
+
+class _ObjectMetaWire(msgspec.Struct, forbid_unknown_fields=True):
+    """metav1.ObjectMeta's JSON fields: any other key (a case variant Go would still match)
+    sends the reply to the exact path."""
+
+    name: str = ""
+    generateName: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815 - the JSON names
+    namespace: msgspec.Raw = msgspec.Raw(b"null")
+    selfLink: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    uid: msgspec.Raw = msgspec.Raw(b"null")
+    resourceVersion: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    generation: msgspec.Raw = msgspec.Raw(b"null")
+    creationTimestamp: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    deletionTimestamp: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    deletionGracePeriodSeconds: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    labels: msgspec.Raw = msgspec.Raw(b"null")
+    annotations: msgspec.Raw = msgspec.Raw(b"null")
+    ownerReferences: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    finalizers: msgspec.Raw = msgspec.Raw(b"null")
+    managedFields: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+
+
+class _NodeWire(msgspec.Struct, forbid_unknown_fields=True):
+    apiVersion: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    kind: msgspec.Raw = msgspec.Raw(b"null")
+    metadata: _ObjectMetaWire | None = None
+    spec: msgspec.Raw = msgspec.Raw(b"null")
+    status: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _NodeListReplyWire(msgspec.Struct, forbid_unknown_fields=True):
+    apiVersion: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
+    kind: msgspec.Raw = msgspec.Raw(b"null")
+    metadata: msgspec.Raw = msgspec.Raw(b"null")
+    items: list[_NodeWire] | None = None
+
+
+class _FilterResultWire(msgspec.Struct, forbid_unknown_fields=True):
+    Nodes: _NodeListReplyWire | None = None
+    NodeNames: list[str] | None = None
+    FailedNodes: dict[str, str] | None = None
+    FailedAndUnresolvableNodes: dict[str, str] | None = None
+    Error: str = ""
+
+
+_HOST_PRIORITIES = msgspec.json.Decoder(list[_HostPriorityWire])
+_FILTER_RESULT = msgspec.json.Decoder(_FilterResultWire)
+
+
+def decode_host_priority_list(body: bytes) -> list[tuple[str, int]]:
+    """A prioritize reply body as (host, score) pairs: parse_host_priority_list(decode_json(body)),
+    decoded in one pass when every entry has exactly the keys ``Host`` (a string) and ``Score``
+    (an int64); raises WireError with Go's message."""
+    try:
+        items = _HOST_PRIORITIES.decode(body)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        items = None
+    if items is not None:
+        scores = [h.Score for h in items]
+        if not scores or (min(scores) >= _INT64_MIN and max(scores) <= _INT64_MAX):
+            return [(h.Host, h.Score) for h in items]
+    return [(s.host, s.score) for s in parse_host_priority_list(decode_json(body))]
+
+
+def decode_filter_result(body: bytes) -> FilterReply:
+    """A filter reply body: parse_filter_result(decode_json(body)), decoded in one pass when it
+    has only the exact Go (and, in full nodes, JSON) field names and their types; raises
+    WireError with Go's message."""
+    try:
+        r = _FILTER_RESULT.decode(body)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return parse_filter_result(decode_json(body))  # the generic fast decoder may still read it
+    items: list[str] | None = None
+    if r.Nodes is not None:
+        items = [n.metadata.name if n.metadata is not None else "" for n in r.Nodes.items or ()]
+    return FilterReply(items, r.NodeNames, r.FailedNodes or {}, r.FailedAndUnresolvableNodes or {}, r.Error)
+
+
+class _NodeListWire(msgspec.Struct, forbid_unknown_fields=True):
+    metadata: msgspec.Raw = msgspec.Raw(b"null")  # a ListMeta nobody reads
+    items: list[msgspec.Raw] | None = None
+
+
+class _ExtenderArgsWire(msgspec.Struct, forbid_unknown_fields=True):
+    Pod: msgspec.Raw = msgspec.Raw(b"null")
+    Nodes: _NodeListWire | None = None
+    NodeNames: list[str] | None = None
+
+
+_EXTENDER_ARGS = msgspec.json.Decoder(_ExtenderArgsWire)
+
+
+@dataclass(frozen=True, slots=True)
+class RawExtenderArgs:
+    """ExtenderArgs with the pod and each node still as their JSON text (for a decoder that
+    caches what it parsed from identical text)."""
+
+    pod: bytes
+    nodes: list[bytes] | None
+    node_names: list[str] | None
+
+
+def split_extender_args(body: bytes) -> RawExtenderArgs | None:
+    """The fast way to read an ExtenderArgs body: its pod and nodes as raw JSON objects, its
+    NodeNames as strings. None when the body is anything but the plain shape kube-scheduler sends
+    (exact Go field names, a pod object, null or object Nodes whose items are objects, null or
+    string NodeNames, nothing else): the caller then takes the exact path, which gives Go's
+    errors and case-insensitive keys."""
+    try:
+        args = _EXTENDER_ARGS.decode(body)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return None
+    pod = bytes(args.Pod)
+    if not pod.startswith(b"{"):
+        return None
+    nodes: list[bytes] | None = None
+    if args.Nodes is not None:
+        nodes = [bytes(r) for r in args.Nodes.items or ()]
+        if not all(n.startswith(b"{") for n in nodes):
+            return None
+    if nodes is None and args.NodeNames is None:
+        return None
+    return RawExtenderArgs(pod, nodes, args.NodeNames if nodes is None else None)
+
+
+def decode_object(raw: bytes) -> dict[str, Any]:
+    """A JSON object cut out of a body :func:`split_extender_args` accepted."""
+    value = decode_json(raw)
+    if not isinstance(value, dict):
+        raise WireError("json: not an object")
+    return value
+
+
 def parse_binding_result(value: Any) -> str:
     """ExtenderBindingResult -> its Error."""
     obj = as_object(value, "", "v1.ExtenderBindingResult")
@@ -539,15 +771,30 @@ def filter_result_json(*, nodes: Iterable[bytes] | None, node_names: Sequence[st
         nodes_json = b'{"metadata":{},"items":' + items + b"}"
     return b"".join([
         b'{"Nodes":', nodes_json,
-        b',"NodeNames":', go_json(list(node_names)) if node_names is not None else b"null",
-        b',"FailedNodes":', go_json(dict(sorted(failed.items()))),
-        b',"FailedAndUnresolvableNodes":', go_json(dict(sorted(failed_and_unresolvable.items()))),
-        b',"Error":', go_json(error), b"}",
+        b',"NodeNames":', go_json_strings(node_names) if node_names is not None else b"null",
+        b',"FailedNodes":', go_json_string_map(failed),
+        b',"FailedAndUnresolvableNodes":', go_json_string_map(failed_and_unresolvable),
+        b',"Error":', go_json_string(error), b"}",
     ])
 
 
 def host_priority_list_json(scores: Iterable[HostPriority]) -> bytes:
-    return go_json([{"Host": s.host, "Score": s.score} for s in scores])
+    items = list(scores)
+    return host_priorities_json([s.host for s in items], [s.score for s in items])
+
+
+def host_priorities_json(hosts: Sequence[str], scores: Sequence[int]) -> bytes:
+    """HostPriorityList for ``hosts[i]`` scored ``scores[i]`` (ints)."""
+    if len(hosts) != len(scores):
+        raise ValueError(f"{len(hosts)} hosts, {len(scores)} scores")
+    # The pairs as arrays, [["a",1],["b",2]], rewritten into [{"Host":"a","Score":1},...]: with
+    # no escape in the text (checked) no string holds a '"', so '",' ends a host, '],["' sits
+    # between two entries, and neither can occur inside a name.
+    out = _fast_json(list(zip(hosts, scores, strict=True))) if hosts else None
+    if out is not None and set(map(type, scores)) <= {int}:
+        return (b'[{"Host":"' + out[3:-2].replace(b'",', b'","Score":').replace(b'],["', b'},{"Host":"')
+                + b"}]")
+    return go_json([{"Host": h, "Score": s} for h, s in zip(hosts, scores, strict=True)])
 
 
 def binding_result_json(error: str) -> bytes:

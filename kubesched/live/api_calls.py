@@ -12,9 +12,10 @@ lock.
 
 The calls mirror kube-scheduler v1.30's: list+watch of every informed resource, ``create
 pods/binding`` (DefaultBinder), ``patch pods/status`` (PodScheduled condition and
-nominatedNodeName), ``delete pods`` (preemption victims), ``create`` of ``events.k8s.io`` Events,
-``update`` of ``persistentvolumes`` / ``persistentvolumeclaims`` (VolumeBinding's PreBind, granted
-by ``system:volume-scheduler``) and ``get``/``create``/``update`` of the leader-election Lease.
+nominatedNodeName), ``delete pods`` (preemption victims), ``create`` and ``patch`` (series) of
+``events.k8s.io`` Events, ``update`` of ``persistentvolumes`` / ``persistentvolumeclaims``
+(VolumeBinding's PreBind, granted by ``system:volume-scheduler``) and ``get``/``create``/``update``
+of the leader-election Lease.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ _WHY: dict[tuple[str, str, str], str] = {
     ("patch", "pods", "status"): "PodScheduled=False condition, status.nominatedNodeName, DisruptionTarget",
     ("delete", "pods", ""): "preemption: delete the victims",
     ("create", "events", ""): "Scheduled / FailedScheduling / Preempted events",
+    ("patch", "events", ""): "event series: the count of a repeated event",
     ("update", "persistentvolumes", ""): "VolumeBinding PreBind: bind a PV to the pod's claim (spec.claimRef)",
     ("update", "persistentvolumeclaims", ""): "VolumeBinding PreBind: the selected-node annotation for provisioning",
     ("get", "leases", ""): "leader election: read the lock",

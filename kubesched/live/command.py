@@ -2,14 +2,17 @@
 
 Wires the pieces together: the KubeSchedulerConfiguration, the API client (kubeconfig or
 in-cluster), health and metrics serving, leader election on a Lease, and the scheduling
-loop. Only the leader schedules; losing the lease stops scheduling at once and the process
-exits (as kube-scheduler does, so that it restarts as a candidate). SIGTERM / SIGINT stop
-popping pods, wait for binds in flight and release the lease.
+loop. In kube-scheduler's order: the informers start and sync first, then the replica
+becomes a candidate for the lease, and the scheduling loop runs as soon as it leads. Only
+the leader schedules; losing the lease stops scheduling at once (no bind after it) and the
+process exits (as kube-scheduler does, so that it restarts as a candidate). SIGTERM / SIGINT
+stop popping pods, wait for binds in flight and release the lease.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import signal
 import threading
 from collections.abc import Callable, Mapping
@@ -33,6 +36,42 @@ class RunOptions:
     kubeconfig: str = ""
     master: str = ""
     deterministic: bool = False
+
+
+_AUTHORIZATION = re.compile(r"""(?i)(authorization['"]?\s*[:=,]\s*['"]?(?:b['"])?)(bearer|basic)\s+[^\s'",})\]]+""")
+_PRIVATE_KEY = re.compile(r"-----BEGIN ([A-Z ]*)PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)
+
+
+def redact(text: str) -> str:
+    """``text`` with credentials masked as client-go masks them in its request logs
+    (``Authorization: Bearer <masked>``), and PEM private keys left out."""
+    text = _AUTHORIZATION.sub(lambda m: f"{m.group(1)}{m.group(2)} <masked>", text)
+    return _PRIVATE_KEY.sub(lambda m: f"<masked {m.group(1)}PRIVATE KEY>", text)
+
+
+class RedactCredentials(logging.Filter):
+    """A handler filter masking credentials in every record it passes (its message, arguments
+    and traceback). kubesched itself never logs a token, key or Authorization header
+    (tests/test_security_defaults.py); this keeps a library's or plugin's debug output, at
+    ``-v=10``, from doing so either."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
+
+def redact_credentials_in_logs(logger: logging.Logger | None = None) -> None:
+    """Add :class:`RedactCredentials` to every handler of ``logger`` (the root logger)."""
+    for handler in (logger or logging.getLogger()).handlers:
+        if not any(isinstance(f, RedactCredentials) for f in handler.filters):
+            handler.addFilter(RedactCredentials())
 
 
 def _install_signal_handlers(stop: threading.Event) -> Callable[[], None]:
@@ -78,7 +117,18 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
             if server is not None:
                 log.info("serving health and metrics on %s", server.url)
         is_leader = _always
+        on_synced: Callable[[], None] = checks.mark_synced
+        wakers: list[Callable[[], None]] = []
+
+        def wake() -> None:
+            for w in list(wakers):
+                w()
+
         if le.leader_elect:
+
+            def on_started_leading(ev: threading.Event) -> None:
+                log.info("started leading (lease %s/%s)", le.resource_namespace, le.resource_name)
+                wake()  # OnStartedLeading: sched.Run
 
             def on_stopped_leading() -> None:
                 # kube-scheduler's OnStoppedLeading: a requested shutdown (or a standby
@@ -87,23 +137,30 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
                     log.error("leaderelection lost")
                 else:
                     log.info("requested to terminate: leader election stopped")
+                wake()
 
             elector = LeaderElector.for_config(
                 ApiLeaseClient(api, timeout=lease_request_timeout(le.renew_deadline)), le,
-                on_started_leading=lambda ev: log.info("started leading (lease %s/%s)", le.resource_namespace,
-                                                       le.resource_name),
+                on_started_leading=on_started_leading,
                 on_stopped_leading=on_stopped_leading,
                 metrics=metrics,
             )
             checks.add_leader_election(elector)
-            elector.start()
             leader = elector
 
             def is_leader() -> bool:
                 return leader.leading
 
+            def synced_then_elect() -> None:
+                # kube-scheduler's Run: startInformersAndWaitForSync, then leaderElector.Run.
+                checks.mark_synced()
+                leader.start()
+
+            on_synced = synced_then_elect
+
         return run_scheduler(cfg, api, stop, is_leader, registry=registry, metrics=metrics,
-                             on_synced=checks.mark_synced, deterministic=options.deterministic)
+                             on_synced=on_synced, register_wake=wakers.append,
+                             deterministic=options.deterministic)
     finally:
         checks.mark_shutting_down()
         # Binds in flight are done (run_scheduler waited for them): only now is the lease released.

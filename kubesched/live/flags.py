@@ -168,5 +168,6 @@ def serving_options(fn: F) -> F:
     decorated = click.option(
         "--bind-address", "sv_bind_address", default=DEFAULT_BIND_ADDRESS, show_default=True,
         help="The IP address on which to listen for the --secure-port port (0.0.0.0 for all IPv4 interfaces, "
-             ":: for all IPv6 interfaces).")(decorated)
+             ":: for all IPv6 interfaces). Unlike kube-scheduler (0.0.0.0), the default is loopback only: "
+             "kubesched's endpoints do not authenticate requests.")(decorated)
     return decorated  # type: ignore[no-any-return]

@@ -243,6 +243,8 @@ class LiveScheduler:
         self._next_unschedulable_flush = 0.0
         self._started = False
         self._loop_thread: threading.Thread | None = None
+        self._is_leader: Callable[[], bool] | None = None  # run()'s: no API write once it turns False
+        self._unsent: set[str] = set()  # pods whose bind the stop dropped before it was sent
 
     # ================================================================ plumbing
     def _pre_enqueue(self, pod: Pod) -> Status | None:
@@ -357,9 +359,22 @@ class LiveScheduler:
             self._stopping.wait(seconds)
 
     def _bind(self, pod: Pod, node: str) -> None:
-        """DefaultBinder's API call, made with the lock released (see :meth:`_unlocked`)."""
+        """DefaultBinder's API call, made with the lock released (see :meth:`_unlocked`).
+        Never once leadership is lost (kube-scheduler exits then), nor once the scheduler is
+        stopping (binds already on the wire complete)."""
+        def still_leading() -> None:
+            # Checked again once the rate limiter lets the request go: a bind not yet on the wire
+            # is dropped when leadership is lost or the scheduler stops (kube-scheduler's
+            # context is cancelled then).
+            if not self._leading():
+                raise ApiError(f"not binding {pod.key}: leadership was lost")
+            if self._stopping.is_set():
+                self._unsent.add(pod.uid)
+                raise ApiError(f"not binding {pod.key}: the scheduler is stopping")
+
+        still_leading()
         with self._unlocked():
-            self.cluster.bind(pod, node)
+            self.cluster.bind(pod, node, guard=still_leading)
         if self.invariants is not None:
             self.invariants.record_bind(pod, node)
 
@@ -434,18 +449,33 @@ class LiveScheduler:
     def run(self, stop: threading.Event | None = None, is_leader: Callable[[], bool] | None = None) -> str:
         """Schedule until ``stop`` is set or :meth:`stop` is called ("stopped"), or until
         ``is_leader`` turns False after having been True ("lost-leadership"). Pods are popped
-        only while leading."""
+        only while leading; once leadership is lost nothing is bound and a failed cycle's API
+        calls are not made. Call :meth:`wake` when leadership changes: the loop reacts at once
+        (else within 50 ms, or the end of a 250 ms wait for a pod)."""
         stop = stop if stop is not None else threading.Event()
+        self._is_leader = is_leader
         led = False
         while not stop.is_set() and not self._stopping.is_set():
             if is_leader is not None and not is_leader():
                 if led:
                     return "lost-leadership"
-                stop.wait(0.05)
+                with self._cond:
+                    if not is_leader():
+                        self._cond.wait(0.05)
                 continue
             led = True
             self.schedule_one(wait=0.25)
         return "stopped"
+
+    def wake(self) -> None:
+        """Wake the scheduling loop (leadership changed: kube-scheduler's OnStartedLeading runs
+        the scheduler at once, OnStoppedLeading exits)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    def _leading(self) -> bool:
+        is_leader = self._is_leader
+        return is_leader is None or is_leader()
 
     def start_loop(self, is_leader: Callable[[], bool] | None = None) -> LiveScheduler:
         """:meth:`start`, then :meth:`run` on a background thread (tests, bench)."""
@@ -456,7 +486,9 @@ class LiveScheduler:
         return self
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop popping pods, wait for the binding cycles in flight, then stop the informers."""
+        """Stop popping pods, wait for the binding cycles in flight (a bind already sent
+        completes, one not yet sent is dropped and its pod stays pending), then stop the
+        informers."""
         self._stopping.set()
         with self._cond:
             self._cond.notify_all()
@@ -524,8 +556,9 @@ class LiveScheduler:
                 self.stats.skipped += 1
             else:
                 after = self._scheduling_cycle(pod, qpi, cycle)
-        for action in after:
-            _safely(action)
+        if self._leading():
+            for action in after:
+                _safely(action)
         return True
 
     def _pending_reason(self, pod: Pod) -> str | None:
@@ -602,8 +635,11 @@ class LiveScheduler:
             with self._cond:
                 self._in_flight -= 1
                 self._cond.notify_all()
-        for action in after:
-            _safely(action)
+        unsent = attempt.pod.uid in self._unsent  # dropped by the stop before it went out: nothing to report
+        self._unsent.discard(attempt.pod.uid)
+        if self._leading() and not unsent:
+            for action in after:
+                _safely(action)
 
     def _activate(self, attempt: Attempt) -> None:
         """SchedulingQueue.Activate for the pods plugins put in PodsToActivate (under the lock)."""
@@ -727,20 +763,24 @@ def run_scheduler(config: KubeSchedulerConfiguration | None, client: ApiClient |
                   stop_event: threading.Event, is_leader: Callable[[], bool] = lambda: True, *,
                   registry: Mapping[str, Factory] | None = None, metrics: RunnerMetrics | None = None,
                   on_synced: Callable[[], None] | None = None, sync_timeout: float | None = None,
+                  register_wake: Callable[[Callable[[], None]], None] | None = None,
                   **options: Any) -> RunResult:
     """kube-scheduler's Run: start the informers and wait for their sync (whether leading or
     not, as ``delayCacheUntilActive: false``), then schedule while ``is_leader()``. Returns
     when ``stop_event`` is set, or as soon as leadership is lost after having been held
     (kube-scheduler exits then: the caller should too). Binding cycles in flight are waited
     for and the informers stopped before returning. ``on_synced`` is called once the caches
-    are synced (readiness). ``options`` go to :class:`LiveScheduler` (deterministic, seed,
-    bind_workers)."""
+    are synced (readiness; kube-scheduler starts leader election only then).
+    ``register_wake`` is given :meth:`LiveScheduler.wake`, to be called when leadership
+    changes. ``options`` go to :class:`LiveScheduler` (deterministic, seed, bind_workers)."""
     cfg = config if config is not None else default_configuration()
     if isinstance(client, LiveCluster):
         cluster = client
     else:
         cluster = LiveCluster(client, scheduler_names=[p.scheduler_name for p in cfg.profiles])
     sched = LiveScheduler(cfg, cluster, registry=registry, metrics=metrics, **options)
+    if register_wake is not None:
+        register_wake(sched.wake)
     try:
         if not sched.start(sync_timeout=sync_timeout, stop=stop_event):
             return RunResult("stopped", sched.stats)

@@ -25,6 +25,7 @@ timestamp, the controller syncing "now") and admitted like Pod documents.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -34,7 +35,7 @@ from typing import Any, Literal, NamedTuple
 
 import yaml
 
-from kubesched.errors import FieldError, ManifestError
+from kubesched.errors import FieldError, ManifestError, utf8_error
 from kubesched.objects.kinds import api_group, is_ignored_kind
 from kubesched.objects.model import (
     CSIDriver,
@@ -212,6 +213,56 @@ def _event_depth(text: str) -> int:
     return deepest
 
 
+# YAML aliases let a few lines stand for billions of values ("billion laughs": 9 anchors of 9
+# aliases each is 9**9 values). PyYAML shares the aliased objects, so loading is quick, but any
+# walk over the document (the nesting check, the parsers) then runs for hours: found by fuzzing
+# (scripts/fuzz.py). go-yaml, which kubectl and the API server use, refuses such documents
+# ("document contains excessive aliasing"); so does kubesched, past this many values when they
+# are also more than ALIAS_RATIO times the values written. A dump without aliases is never refused.
+MAX_EXPANDED_VALUES = 1_000_000
+ALIAS_RATIO = 10
+
+
+def expanded_size(doc: Any, limit: int = MAX_EXPANDED_VALUES * ALIAS_RATIO) -> tuple[int, int]:
+    """(values ``doc`` holds once its YAML aliases are expanded, capped just above ``limit``;
+    distinct values written), without expanding anything: each shared object is counted once
+    per reference from its memoised size. Iterative, and a recursive alias (an object holding
+    itself) counts once: the nesting check reports it."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        value, done = stack.pop()
+        key = id(value)
+        children = list(value.values()) if isinstance(value, Mapping) else value
+        if not done:
+            if key in sizes or key in open_:
+                continue
+            open_.add(key)
+            stack.append((value, True))
+            stack.extend((c, False) for c in children if isinstance(c, Mapping | list))
+            continue
+        open_.discard(key)
+        total = 1
+        for c in children:
+            total += sizes.get(id(c), 1) if isinstance(c, Mapping | list) else 1
+        sizes[key] = min(total, limit + 1)
+    if not isinstance(doc, Mapping | list):
+        return 1, 1
+    return sizes[id(doc)], len(sizes)
+
+
+def excessive_aliasing(doc: Any) -> str | None:
+    """The message for a document whose aliases expand too far (see MAX_EXPANDED_VALUES), or None."""
+    expanded, written = expanded_size(doc)
+    if expanded > MAX_EXPANDED_VALUES and expanded > ALIAS_RATIO * written:
+        limit = MAX_EXPANDED_VALUES * ALIAS_RATIO
+        count = f"more than {limit}" if expanded > limit else str(expanded)
+        return (f"document contains excessive aliasing: {count} values once its YAML aliases are expanded, "
+                f"from {written} written")
+    return None
+
+
 def _too_deep(doc: Any) -> str | None:
     """The path of the first value nested deeper than MAX_NESTING_DEPTH, or None (iterative:
     the check must not recurse itself)."""
@@ -231,15 +282,47 @@ def _too_deep(doc: Any) -> str | None:
     return None
 
 
-def _documents(path: Path) -> list[Any]:
+class _NotJSON(Exception):
+    pass
+
+
+def _reject_constant(token: str) -> Any:
+    raise _NotJSON(token)  # NaN / Infinity are no JSON: let YAML read them (as strings)
+
+
+def _json_document(text: str) -> Any:
+    """A file holding one JSON value (``kubectl get -o json``), read as JSON; raises _NotJSON
+    otherwise. libyaml refuses the escaped surrogate pairs JSON encoders write for characters
+    beyond the BMP (``"\\ud83d\\ude00"``: "found invalid Unicode character escape code"), so a
+    valid JSON manifest was rejected as invalid YAML (found by fuzzing: scripts/fuzz.py)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+        raise _NotJSON(str(e)) from None
+
+
+def _documents(path: Path) -> tuple[list[Any], bool]:
+    """The file's documents, and whether it may hold YAML aliases."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
         raise ManifestError(str(path), None, "", f"cannot read: {e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # The document and line of the bad byte, not the codec's byte offset (found by fuzzing).
+        at = len(data[: e.start].decode("utf-8", errors="replace"))
+        raise ManifestError(str(path), _document_at(data.decode("utf-8", errors="replace"), at), "",
+                            f"cannot read: {utf8_error(data, e)}") from None
+    if text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        try:
+            return [_json_document(text.lstrip("\ufeff"))], False
+        except _NotJSON:
+            pass  # YAML flow style, or broken: the YAML reader decides and reports
     if _textual_depth(text) > 10 * MAX_NESTING_DEPTH and _event_depth(text) > 10 * MAX_NESTING_DEPTH:
         raise ManifestError(str(path), None, "", f"nested deeper than {MAX_NESTING_DEPTH} levels")
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return list(yaml.load_all(text, Loader=_Loader)), "*" in text
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         doc = _document_at(text, mark.index) if mark is not None else None
@@ -356,7 +439,12 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     generated_names: list[str] = []
     for path in _files(paths):
         file = str(path)
-        for index, doc in enumerate(_documents(path)):
+        documents, aliases = _documents(path)
+        for index, doc in enumerate(documents):
+            if aliases:
+                aliasing = excessive_aliasing(doc)
+                if aliasing is not None:
+                    raise ManifestError(file, index, "", aliasing)
             deep = _too_deep(doc)
             if deep is not None:
                 raise ManifestError(file, index, deep, f"nested deeper than {MAX_NESTING_DEPTH} levels")

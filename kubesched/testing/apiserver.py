@@ -37,13 +37,18 @@ behaviour closely enough for a client written against a real API server:
   same create / update-conflict semantics.
 
 Fault injection for tests: :meth:`LocalApiServer.fail_next` (N requests answer an error
-code), :meth:`~LocalApiServer.delay_next` (N requests wait) — both optionally only for some
-verbs, resources, or one client's User-Agent (every request is recorded with it),
+code, optionally with a ``Retry-After`` header), :meth:`~LocalApiServer.delay_next` (N requests
+are read, then wait before being served: the change is made even if the client gave up),
+:meth:`~LocalApiServer.drop_reply_next` (N requests are served but the connection is cut
+instead of answering: a lost reply) — all optionally only for some verbs, resources, or one
+client's User-Agent (every request is recorded with it, and its arrival time),
 :meth:`~LocalApiServer.drop_watches` (every open watch stream ends, abruptly by default: the
-connection is cut mid-stream),
+connection is cut mid-stream, or in the middle of an event; :attr:`~LocalApiServer.watch_ends`
+records when and how each stream ended),
 :meth:`~LocalApiServer.expire_next_watch` (the next watches get 410 Gone),
 :meth:`~LocalApiServer.compact` (forget the event history) and
-:meth:`~LocalApiServer.restart` (close every connection; keep or lose the state).
+:meth:`~LocalApiServer.restart` (close every connection; keep or lose the state; with
+``downtime``, connections are refused meanwhile).
 
 Served by uvicorn (starlette app) on 127.0.0.1 from a background thread::
 
@@ -72,7 +77,7 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -300,7 +305,8 @@ class ApiStore:
 
     def end_watches(self, how: str) -> int:
         """Tell every open watch stream to end (``"close"``: cleanly; ``"drop"``: cut the
-        connection mid-stream). Returns how many there were."""
+        connection mid-stream, between two events; ``"drop-mid-event"``: cut it in the middle
+        of an event's line). Returns how many there were."""
         with self._lock:
             watches = list(self._watches)
             self._watches.clear()
@@ -656,6 +662,8 @@ class _Fault:
     resources: frozenset[str] | None = None
     watch: bool = True
     user_agent: str | None = None
+    retry_after: int | None = None
+    drop_reply: bool = False
 
     def applies(self, verb: str, plural: str, user_agent: str) -> bool:
         if self.verbs is not None and verb not in self.verbs:
@@ -681,6 +689,22 @@ class RequestRecord:
     code: int
     body: Any = None  # the request's JSON payload (writes)
     user_agent: str = ""
+    at: float = 0.0  # time.monotonic() when it arrived (the same clock in every process of the machine)
+    reply_dropped: bool = False  # served, but the connection was cut instead of answering (drop_reply_next)
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEnd:
+    """A watch stream that ended: resource, the client's User-Agent, when it was opened and
+    ended (time.monotonic()), and how: ``close`` / ``drop`` / ``drop-mid-event``
+    (:meth:`LocalApiServer.drop_watches`), ``timeout`` (timeoutSeconds) or ``error`` (the
+    client went away, the server stopped)."""
+
+    resource: str
+    user_agent: str
+    opened: float
+    ended: float
+    how: str
 
 
 class _DropConnection(Exception):
@@ -695,6 +719,7 @@ class _Request:
     name: str
     subresource: str
     user_agent: str = ""
+    arrived: float = 0.0
 
 
 # ================================================================ the server
@@ -718,6 +743,7 @@ class LocalApiServer:
         self._expire_http = False
         self._lock = threading.Lock()
         self.requests: deque[RequestRecord] = deque(maxlen=max_recorded)
+        self.watch_ends: deque[WatchEnd] = deque(maxlen=max_recorded)
         self.app = Starlette(routes=[Route("/{path:path}", self._endpoint,
                                            methods=["GET", "POST", "PUT", "PATCH", "DELETE"])])
         self._server: uvicorn.Server | None = None
@@ -794,13 +820,24 @@ class LocalApiServer:
 
     # ---------------------------------------------------------------- fault injection
     def fail_next(self, count: int, status: int = 500, *, verbs: Iterable[str] | None = None,
-                  resources: Iterable[str] | None = None, watch: bool = True, user_agent: str | None = None) -> None:
+                  resources: Iterable[str] | None = None, watch: bool = True, user_agent: str | None = None,
+                  retry_after: int | None = None) -> None:
         """The next ``count`` requests (matching ``verbs`` / ``resources`` if given: RBAC
         verbs and plurals; and ``user_agent``: one client's) answer ``status`` with a Status
-        body, doing nothing."""
+        body, doing nothing; with ``retry_after``, and a ``Retry-After`` header of that many
+        seconds (as the API server's priority and fairness answers 429)."""
         with self._lock:
             self._faults.append(_Fault(count, status=status, verbs=_set(verbs), resources=_set(resources),
-                                       watch=watch, user_agent=user_agent))
+                                       watch=watch, user_agent=user_agent, retry_after=retry_after))
+
+    def drop_reply_next(self, count: int, *, verbs: Iterable[str] | None = None,
+                        resources: Iterable[str] | None = None, user_agent: str | None = None) -> None:
+        """The next ``count`` matching requests (not watches) are served — their change is
+        made — but the connection is cut instead of answering: the client never learns the
+        outcome (a reply lost on the network). Recorded with ``reply_dropped``."""
+        with self._lock:
+            self._faults.append(_Fault(count, verbs=_set(verbs), resources=_set(resources), watch=False,
+                                       user_agent=user_agent, drop_reply=True))
 
     def delay_next(self, count: int, seconds: float, *, verbs: Iterable[str] | None = None,
                    resources: Iterable[str] | None = None, user_agent: str | None = None) -> None:
@@ -820,10 +857,11 @@ class LocalApiServer:
         with self._lock:
             return sum(f.count for f in self._faults)
 
-    def drop_watches(self, *, abrupt: bool = True) -> int:
+    def drop_watches(self, *, abrupt: bool = True, mid_event: bool = False) -> int:
         """End every open watch stream: ``abrupt`` cuts the connection mid-stream (the
-        client sees a broken chunked response), otherwise the stream ends cleanly."""
-        return self.store.end_watches("drop" if abrupt else "close")
+        client sees a broken chunked response) — with ``mid_event``, after half of an event's
+        line —, otherwise the stream ends cleanly."""
+        return self.store.end_watches(("drop-mid-event" if mid_event else "drop") if abrupt else "close")
 
     def expire_next_watch(self, count: int = 1, *, http: bool = False) -> None:
         """The next ``count`` watch requests are too old: an ERROR event with a 410 Status
@@ -884,14 +922,14 @@ class LocalApiServer:
             for f in self._faults:
                 if f.count > 0 and f.applies(verb, plural, user_agent):
                     f.count -= 1
-                    out = _Fault(1, f.status, f.delay)
+                    out = _Fault(1, f.status, f.delay, retry_after=f.retry_after, drop_reply=f.drop_reply)
                     self._faults = [x for x in self._faults if x.count > 0]
                     return out
         return None
 
-    def _record(self, req: _Request, code: int, body: Any = None) -> None:
+    def _record(self, req: _Request, code: int, body: Any = None, dropped: bool = False) -> None:
         rec = RequestRecord(req.verb, req.r.group, req.r.plural, req.subresource, req.namespace, req.name, code,
-                            body, req.user_agent)
+                            body, req.user_agent, req.arrived, dropped)
         with self._lock:
             self.requests.append(rec)
 
@@ -905,26 +943,38 @@ class LocalApiServer:
             # Not a Kubernetes path: the request log, for a client in another process (bench).
             return JSONResponse([{"verb": c.verb, "group": c.group, "resource": c.resource,
                                   "subresource": c.subresource, "namespace": c.namespace, "name": c.name,
-                                  "code": c.code, "userAgent": c.user_agent} for c in self.calls()])
+                                  "code": c.code, "userAgent": c.user_agent, "at": c.at,
+                                  "replyDropped": c.reply_dropped} for c in self.calls()])
         try:
             req = _route(request.method, path, request.query_params)
         except ApiStatusError as e:
             return JSONResponse(e.body, status_code=e.code)
         req.user_agent = request.headers.get("user-agent", "")
+        req.arrived = time.monotonic()
         fault = self._take_fault(req.verb, req.r.plural, req.user_agent)
+        payload: Any = None
+        if request.method != "GET":
+            # The whole request is read first: a slow answer (delay_next) is a slow server, and
+            # the change is made even if the client has given up waiting meanwhile.
+            try:
+                payload = await _json_body(request)
+            except ApiStatusError as e:
+                self._record(req, e.code)
+                return JSONResponse(e.body, status_code=e.code)
+            except ClientDisconnect:
+                self._record(req, 499)
+                return Response(status_code=499)
         if fault is not None:
             if fault.delay:
                 await asyncio.sleep(fault.delay)
             if fault.status:
-                self._record(req, fault.status)
+                self._record(req, fault.status, payload)
+                headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None
                 return JSONResponse(status_body(fault.status, f"injected failure ({fault.status})"),
-                                    status_code=fault.status)
-        payload: Any = None
+                                    status_code=fault.status, headers=headers)
         try:
             if req.verb == "watch":
                 return await self._watch(request, req)
-            if request.method != "GET":
-                payload = await _json_body(request)
             code, body = self._serve(request, req, payload)
         except ApiStatusError as e:
             self._record(req, e.code, payload)
@@ -933,6 +983,9 @@ class LocalApiServer:
             log.exception("local API server: %s %s", request.method, path)
             self._record(req, 500, payload)
             return JSONResponse(status_body(500, f"internal error: {e}"), status_code=500)
+        if fault is not None and fault.drop_reply:
+            self._record(req, code, payload, dropped=True)
+            return StreamingResponse(_cut(), status_code=code, media_type="application/json")
         self._record(req, code, payload)
         return JSONResponse(body, status_code=code)
 
@@ -991,11 +1044,12 @@ class LocalApiServer:
                 return JSONResponse(e.body, status_code=e.code)
             return StreamingResponse(_lines([(ERROR, e.body)]), media_type="application/json")
         self._record(req, 200)
-        return StreamingResponse(self._stream(watch, initial, bookmarks, timeout), media_type="application/json")
+        return StreamingResponse(self._stream(watch, initial, bookmarks, timeout, req), media_type="application/json")
 
     async def _stream(self, watch: _Watch, initial: list[tuple[str, Json]], bookmarks: bool,
-                      timeout: float | None) -> AsyncIterator[bytes]:
+                      timeout: float | None, req: _Request) -> AsyncIterator[bytes]:
         self._streams += 1
+        how = "error"
         end = time.monotonic() + timeout if timeout else None
         try:
             for etype, obj in initial:
@@ -1014,13 +1068,22 @@ class LocalApiServer:
                         yield _line(BOOKMARK, {"kind": r.kind, "apiVersion": r.api_version,
                                                "metadata": {"resourceVersion": str(self.store.rv)}})
                     continue
+                if item in ("close", "drop", "drop-mid-event"):
+                    how = str(item)
                 if item == "close":
                     return
                 if item == "drop":
                     raise _DropConnection("watch connection dropped (fault injection)")
+                if item == "drop-mid-event":
+                    yield b'{"type":"MODIFIED","object":{"kind":"'
+                    raise _DropConnection("watch connection dropped mid-event (fault injection)")
                 assert not isinstance(item, str)
                 yield _line(*item)
         finally:
+            if how == "error" and end is not None and time.monotonic() >= end:
+                how = "timeout"
+            with self._lock:
+                self.watch_ends.append(WatchEnd(req.r.plural, req.user_agent, req.arrived, time.monotonic(), how))
             self._streams -= 1
             self.store.close_watch(watch)
 
@@ -1031,6 +1094,12 @@ def _set(values: Iterable[str] | None) -> frozenset[str] | None:
 
 def _line(etype: str, obj: Json) -> bytes:
     return (json.dumps({"type": etype, "object": obj}, separators=(",", ":")) + "\n").encode()
+
+
+async def _cut() -> AsyncIterator[bytes]:
+    """A response body that never comes: the connection is cut after the status line."""
+    raise _DropConnection("reply dropped (fault injection)")
+    yield b""  # pragma: no cover - makes this an async generator
 
 
 async def _lines(events: list[tuple[str, Json]]) -> AsyncIterator[bytes]:

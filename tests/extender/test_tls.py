@@ -1,7 +1,8 @@
 """HTTPS between the client and the SDK server (uvicorn in a thread, 127.0.0.1), with a CA
-generated for the test: verification on by default, caFile/caData, serverName, insecure and
-enableHTTPS without a CA, client certificates from files and from data, and the failures that
-must happen (untrusted server, hostname mismatch, missing or untrusted client certificate)."""
+generated for the test: verification on by default (also with enableHTTPS and no CA, unlike
+kube-scheduler), caFile/caData, serverName, insecure, client certificates from files and from
+data, and the failures that must happen (untrusted server, hostname mismatch, missing or
+untrusted client certificate)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ OK_CASES = [
     ("caFile", lambda p: ExtenderTLSConfig(ca_file=str(p.ca.cert)), False),
     ("caData", lambda p: ExtenderTLSConfig(ca_data=p.ca.cert_pem), False),
     ("insecure skips verification", lambda p: ExtenderTLSConfig(insecure=True), False),
-    ("enableHTTPS without a CA skips verification", lambda p: None, True),
+    ("insecure with enableHTTPS skips verification", lambda p: ExtenderTLSConfig(insecure=True), True),
 ]
 
 
@@ -69,6 +70,14 @@ TLS_FAILED = "tls: failed to verify certificate: x509: "
 def test_verification_is_on_by_default(pki: PKI) -> None:
     with https_server(pki.server) as url, pytest.raises(ApiError) as e:
         _filter(url)
+    assert str(e.value) == f'Post "{url}/filter": {TLS_FAILED}certificate signed by unknown authority'
+
+
+def test_enable_https_without_a_ca_still_verifies(pki: PKI) -> None:
+    """A deliberate difference from kube-scheduler, whose makeTransport turns verification off
+    for enableHTTPS without a CA: kubesched verifies unless ``insecure: true`` (issue 13)."""
+    with https_server(pki.server) as url, pytest.raises(ApiError) as e:
+        _filter(url, None, enable_https=True)
     assert str(e.value) == f'Post "{url}/filter": {TLS_FAILED}certificate signed by unknown authority'
 
 

@@ -293,6 +293,38 @@ def test_fail_next_and_delay_next(api: LocalApiServer, http: httpx.Client) -> No
     assert time.monotonic() - t0 >= 0.3
 
 
+def test_retry_after_dropped_replies_and_slow_writes(api: LocalApiServer, http: httpx.Client) -> None:
+    api.fail_next(1, 429, verbs=["list"], retry_after=2)
+    r = http.get("/api/v1/nodes")
+    assert r.status_code == 429 and r.headers["retry-after"] == "2"
+    # A reply dropped: the change is made, the client sees the connection cut.
+    api.create(pod("p"))
+    api.drop_reply_next(1, verbs=["create"], resources=["pods"])
+    with pytest.raises(httpx.RemoteProtocolError):
+        http.post("/api/v1/namespaces/default/pods/p/binding", json={"target": {"kind": "Node", "name": "n1"}})
+    assert api.get("pods", "p", "default")["spec"]["nodeName"] == "n1"
+    assert [(c.code, c.reply_dropped) for c in api.calls("create", "pods", "binding")] == [(201, True)]
+    # A slow write is made even if the client gave up waiting.
+    api.create(pod("q"))
+    api.delay_next(1, 0.5, verbs=["create"])
+    with pytest.raises(httpx.ReadTimeout):
+        http.post("/api/v1/namespaces/default/pods/q/binding", json={"target": {"kind": "Node", "name": "n1"}},
+                  timeout=0.2)
+    wait_until(lambda: api.get("pods", "q", "default")["spec"].get("nodeName") == "n1", what="the slow bind made")
+    assert api.calls("create", "pods", "binding")[-1].at < time.monotonic() - 0.4  # recorded at its arrival
+
+
+def test_a_watch_cut_mid_event_and_the_record_of_watch_ends(api: LocalApiServer, http: httpx.Client) -> None:
+    got, t = _bg_watch(http, "/api/v1/nodes", resourceVersion=str(api.store.rv))
+    wait_until(lambda: api.store.open_watch_count() == 1, what="the watch open")
+    assert api.drop_watches(mid_event=True) == 1
+    t.join(5)
+    assert not t.is_alive() and isinstance(got[-1], httpx.RemoteProtocolError)
+    wait_until(lambda: api.watch_ends, what="the end recorded")
+    end = api.watch_ends[-1]
+    assert (end.resource, end.how) == ("nodes", "drop-mid-event") and end.opened <= end.ended
+
+
 @pytest.mark.parametrize("abrupt", [True, False], ids=["abrupt drop cuts the connection", "clean close ends"])
 def test_drop_watches(api: LocalApiServer, http: httpx.Client, abrupt: bool) -> None:
     got, t = _bg_watch(http, "/api/v1/nodes", resourceVersion=str(api.store.rv))

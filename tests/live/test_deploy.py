@@ -35,8 +35,10 @@ from .kube_discovery import discovery_server
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 
-# kube-scheduler v1.30's bootstrap ClusterRoles (plugin/pkg/auth/authorizer/rbac/bootstrappolicy,
-# testdata/cluster-roles.yaml; no feature-gated rules — DynamicResourceAllocation is off by default).
+# kube-scheduler v1.30's bootstrap ClusterRoles system:kube-scheduler and system:volume-scheduler, as
+# data: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go (ClusterRoles(), as rendered in
+# bootstrappolicy/testdata/cluster-roles.yaml; no feature-gated rules — DynamicResourceAllocation is
+# off by default). tests/test_security_defaults.py checks deploy/'s effective grants against them too.
 SYSTEM_KUBE_SCHEDULER = yaml.safe_load("""
 - apiGroups: ["", events.k8s.io]
   resources: [events]
@@ -354,7 +356,7 @@ def test_the_call_table_lists_and_watches_every_informed_resource_cluster_wide()
                 in API_CALLS
     assert {(c.verb, c.rbac_resource, c.group) for c in API_CALLS if c.verb not in ("list", "watch")} == {
         ("create", "pods/binding", ""), ("patch", "pods/status", ""), ("delete", "pods", ""),
-        ("create", "events", "events.k8s.io"),
+        ("create", "events", "events.k8s.io"), ("patch", "events", "events.k8s.io"),  # series
         ("update", "persistentvolumes", ""), ("update", "persistentvolumeclaims", ""),  # VolumeBinding PreBind
         ("get", "leases", "coordination.k8s.io"), ("create", "leases", "coordination.k8s.io"),
         ("update", "leases", "coordination.k8s.io"),

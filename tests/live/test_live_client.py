@@ -1,6 +1,7 @@
 """The live client: kubeconfig and in-cluster configuration, credentials (tokens, token
 files, exec plugins, client certificates over TLS), rate limiting, the declared-calls check,
-the informer's relist diff and the event recorder's spam filter."""
+the rest client's retries, the informer (relist diff, re-watching) and the event broadcaster
+(series, retries)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import base64
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +18,16 @@ import pytest
 import yaml
 
 from kubesched.cluster.live import (
+    ApiCall,
     ApiClient,
     Backoff,
     Change,
     ClusterConfig,
-    EventRecorder,
+    EventBroadcaster,
     Informer,
     LiveCluster,
     TokenBucket,
+    TransportError,
     in_cluster_config,
     load_cluster_config,
     load_kubeconfig,
@@ -267,6 +271,87 @@ def test_a_watch_refused_by_the_server_relists(status: int) -> None:
             inf.stop()
 
 
+def test_a_watch_that_ends_is_watched_again_at_once_without_relisting() -> None:
+    """client-go's StreamWatcher ends quietly on EOF, a reset or a cut mid-event, and the
+    reflector watches again at once from the last resourceVersion: no backoff (the default
+    800 ms here), no relist, no error."""
+    seen: list[str] = []
+    lock = threading.Lock()
+    with LocalApiServer(bookmark_interval=0.1) as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        api.create(node("a"))
+        inf = Informer(client, RESOURCES["nodes"], lock=lock, on_change=lambda action, old, new: seen.append(new.meta.name))
+        inf.start()
+        try:
+            assert inf.synced.wait(5)
+            for cut in ({"abrupt": True, "mid_event": True}, {"abrupt": True}, {"abrupt": False}):
+                wait_until(lambda: inf.rewatches == 0 or api.open_watches >= 1, what="watching")
+                time.sleep(0.15)  # a bookmark at least: not a "very short watch"
+                before = inf.rewatches
+                assert api.drop_watches(**cut) == 1
+                wait_until(lambda: len(inf.watch_gaps) > before, timeout=2.0, what="watching again")  # noqa: B023
+                assert inf.watch_gaps[-1] < 0.1, cut
+            api.create(node("b"))
+            wait_until(lambda: "b" in seen, what="the add after the cuts")
+            assert inf.relists == 0 and inf.errors == 0
+        finally:
+            inf.stop()
+
+
+def test_a_very_short_watch_relists_and_a_refused_one_resumes_after_backoff() -> None:
+    """watchHandler: a watch that ended within a second without an event is an error (backoff,
+    relist); isWatchErrorRetriable: a connection refused resumes the watch after backoff."""
+    lock = threading.Lock()
+    with LocalApiServer(bookmark_interval=30.0) as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        api.create(node("a"))
+        inf = Informer(client, RESOURCES["nodes"], lock=lock, backoff=Backoff(0.05, 0.1),
+                       on_change=lambda action, old, new: None)
+        inf.start()
+        try:
+            assert inf.synced.wait(5)
+            wait_until(lambda: api.open_watches >= 1, what="watching")
+            api.drop_watches(abrupt=False)
+            wait_until(lambda: inf.relists == 1, timeout=3.0, what="the relist after a very short watch")
+            wait_until(lambda: api.open_watches >= 1, what="watching again")
+            lists = len(api.calls("list", "nodes"))
+            time.sleep(1.1)  # long enough: ending it is no error
+            api.restart(downtime=0.3)
+            wait_until(lambda: api.open_watches >= 1, timeout=5.0, what="watching after the restart")
+            assert len(api.calls("list", "nodes")) == lists and inf.errors >= 2
+        finally:
+            inf.stop()
+
+
+def test_the_client_retries_retry_after_answers_and_broken_gets_not_broken_writes() -> None:
+    """client-go's rest client: a 429 / 5xx with Retry-After is retried after those seconds (at
+    most 10 times); without the header it is an error; a GET whose connection broke is retried
+    after 1 s, a write is not (it may have been applied)."""
+    with LocalApiServer() as api, ApiClient(ClusterConfig(server=api.url), qps=0, timeout=5.0) as client:
+        api.create(pod("p"))
+        binding = {"target": {"kind": "Node", "name": "n1"}}
+        api.fail_next(2, 429, verbs=["create"], retry_after=0)
+        api.fail_next(1, 503, verbs=["create"], retry_after=0)
+        client.request("create", "pods", namespace="default", name="p", subresource="binding", body=binding)
+        assert [c.code for c in api.calls("create", "pods", "binding")] == [429, 429, 503, 201]
+        api.fail_next(1, 500, verbs=["list"])
+        with pytest.raises(ApiError) as e:
+            client.list("nodes")
+        assert e.value.status == 500
+        api.fail_next(11, 429, verbs=["list"], retry_after=0)
+        with pytest.raises(ApiError) as e:
+            client.list("nodes")
+        assert e.value.status == 429 and len(api.calls("list", "nodes", code=429)) == 11
+        api.create(pod("q"))
+        api.drop_reply_next(1, verbs=["create"])
+        with pytest.raises(TransportError) as t:
+            client.request("create", "pods", namespace="default", name="q", subresource="binding", body=binding)
+        assert t.value.kind == "eof" and len(api.calls("create", "pods", "binding")) == 5
+        assert api.get("pods", "q", "default")["spec"]["nodeName"] == "n1"  # applied, the reply lost
+        api.drop_reply_next(1, verbs=["list"])
+        items, _ = client.list("nodes")
+        assert items == []
+        assert [c.reply_dropped for c in api.calls("list", "nodes", code=200)][-2:] == [True, False]
+
+
 def test_the_pod_split_follows_binding_and_deletion() -> None:
     changes: list[Change] = []
     with LocalApiServer(bookmark_interval=0.1) as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
@@ -286,15 +371,49 @@ def test_the_pod_split_follows_binding_and_deletion() -> None:
             cluster.stop()
 
 
-def test_event_recorder_limits_each_object() -> None:
+def test_event_broadcaster_aggregates_repeats_into_a_series() -> None:
+    """tools/events: an event isomorphic to one written (same regarding object, reason...,
+    whatever its note) becomes a series: the first repeat patches series.count 2 onto the first
+    event, later ones only count (written when the series ends)."""
     with LocalApiServer() as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
-        rec = EventRecorder(client, burst=2)
+        rec = EventBroadcaster(client)
         p = parse_pod(api.create(pod("p")))
-        sent = [rec.event(p, None, "Warning", "FailedScheduling", "Scheduling", f"try {i}") for i in range(4)]
+        sent = []
+        for i in range(4):
+            sent.append(rec.event(p, None, "Warning", "FailedScheduling", "Scheduling", f"try {i}"))
+            assert rec.flush(5.0)
         rec.stop()
-        assert sent == [True, True, False, False]
+        assert sent == [True] * 4
         evs = api.objects("events")
-        assert [e["note"] for e in evs] == ["try 0", "try 1"] or sorted(e["note"] for e in evs) == ["try 0", "try 1"]
+        assert len(evs) == 1, evs
+        assert evs[0]["note"] == "try 0" and evs[0]["series"]["count"] == 2
         assert evs[0]["regarding"] == {"kind": "Pod", "apiVersion": "v1", "namespace": "default", "name": "p",
                                        "uid": p.uid, "resourceVersion": p.meta.resource_version}
         assert json.dumps(evs[0]["eventTime"]).count(".") == 1  # MicroTime
+        assert len(api.calls("patch", "events")) == 1 and len(api.calls("create", "events")) == 1
+
+
+def test_event_broadcaster_retries_writes_the_server_did_not_answer_but_not_refusals() -> None:
+    """recordEvent: a transport failure is retried (every sleep_duration, 12 tries at most), a
+    status answer is final; a 429 / 5xx with Retry-After is retried by the client itself."""
+    with LocalApiServer() as api, ApiClient(ClusterConfig(server=api.url), qps=0, timeout=2.0) as client:
+        rec = EventBroadcaster(client, sleep_duration=0.2)
+        a, b, c = (parse_pod(api.create(pod(name))) for name in ("a", "b", "c"))
+        api.fail_next(1, 500, resources=["events"])
+        rec.event(a, None, "Normal", "Scheduled", "Binding", "refused")
+        assert rec.flush(5.0)
+        api.fail_next(2, 429, resources=["events"], retry_after=0)
+        rec.event(b, None, "Normal", "Scheduled", "Binding", "throttled")
+        assert rec.flush(5.0)
+        down = threading.Thread(target=api.restart, kwargs={"downtime": 0.5})
+        down.start()
+        time.sleep(0.2)
+        rec.event(c, None, "Normal", "Scheduled", "Binding", "while down")
+        down.join()
+        wait_until(lambda: any(e["note"] == "while down" for e in api.objects("events")), what="the retried event")
+        rec.stop()
+        assert sorted(e["note"] for e in api.objects("events")) == ["throttled", "while down"]
+        assert rec.rejected == 1 and rec.retried >= 1 and rec.gave_up == 0
+        assert client.retries[ApiCall("create", "events.k8s.io", "events")] == 2
+
+
