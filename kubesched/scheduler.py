@@ -11,7 +11,7 @@ returns an :class:`Attempt` recording everything the trace and ``--explain`` nee
 from __future__ import annotations
 
 import dataclasses
-import operator
+import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +39,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.filterplan import FilterPlan, UsageCache, filter_plan
 from kubesched.plugins.helpers.fiterror import fit_error_message
@@ -56,9 +57,6 @@ _NAME = attrgetter("name")
 _INDEX = attrgetter("index")
 
 
-_NAME = operator.attrgetter("name")
-
-
 def truncate_message(message: str) -> str:
     """truncateMessage: events carry at most 1024 characters."""
     if len(message) <= EVENT_MESSAGE_LIMIT:
@@ -66,15 +64,51 @@ def truncate_message(message: str) -> str:
     return message[: EVENT_MESSAGE_LIMIT - 4] + " ..."
 
 
-@dataclass(slots=True)
 class Diagnosis:
-    """framework.Diagnosis."""
+    """framework.Diagnosis.
 
-    node_to_status: dict[str, Status] = field(default_factory=dict)
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    pre_filter_msg: str = ""
-    post_filter_msg: str = ""
+    The statuses of nodes the batch filters rejected are recorded in bulk (node names and
+    statuses as arrays, :meth:`defer_statuses`) and enter ``node_to_status`` the first time
+    it is read: a scheduled pod's thousands of rejected nodes then cost no dict building
+    unless someone looks at them. Reading ``node_to_status`` always gives the full map, in
+    the order the statuses were recorded."""
+
+    __slots__ = ("_node_to_status", "_deferred", "unschedulable_plugins", "pending_plugins", "pre_filter_msg",
+                 "post_filter_msg")
+
+    def __init__(self, node_to_status: dict[str, Status] | None = None, unschedulable_plugins: set[str] | None = None,
+                 pending_plugins: set[str] | None = None, pre_filter_msg: str = "", post_filter_msg: str = "") -> None:
+        self._node_to_status: dict[str, Status] = node_to_status if node_to_status is not None else {}
+        self._deferred: list[tuple[Any, Any]] = []
+        self.unschedulable_plugins: set[str] = unschedulable_plugins if unschedulable_plugins is not None else set()
+        self.pending_plugins: set[str] = pending_plugins if pending_plugins is not None else set()
+        self.pre_filter_msg = pre_filter_msg
+        self.post_filter_msg = post_filter_msg
+
+    @property
+    def node_to_status(self) -> dict[str, Status]:
+        if self._deferred:
+            d = self._node_to_status
+            for names, statuses in self._deferred:
+                d.update(zip(names.tolist(), statuses.tolist(), strict=True))
+            self._deferred = []
+        return self._node_to_status
+
+    @node_to_status.setter
+    def node_to_status(self, value: dict[str, Status]) -> None:
+        self._deferred = []
+        self._node_to_status = value
+
+    def defer_statuses(self, names: Any, statuses: Any) -> None:
+        """Record ``statuses[i]`` for node ``names[i]`` (object arrays of distinct nodes)."""
+        if len(names):
+            self._deferred.append((names, statuses))
+
+    def status_count(self) -> int:
+        """``len(node_to_status)``, without building it when that is not needed."""
+        if self._deferred and self._node_to_status:
+            return len(self.node_to_status)
+        return len(self._node_to_status) + sum(len(names) for names, _ in self._deferred)
 
     def add_plugin_status(self, s: Status) -> None:
         if not s.plugin:
@@ -84,6 +118,11 @@ class Diagnosis:
         elif s.is_rejected():
             self.unschedulable_plugins.add(s.plugin)
 
+    def __repr__(self) -> str:
+        return (f"Diagnosis(node_to_status={self.node_to_status!r}, unschedulable_plugins={self.unschedulable_plugins!r}, "
+                f"pending_plugins={self.pending_plugins!r}, pre_filter_msg={self.pre_filter_msg!r}, "
+                f"post_filter_msg={self.post_filter_msg!r})")
+
 
 @dataclass(slots=True)
 class Attempt:
@@ -92,7 +131,9 @@ class Attempt:
     pod: Pod
     outcome: str = "Unschedulable"  # Scheduled | Unschedulable | Error | Assumed | Waiting (in flight)
     node: str | None = None
-    feasible: list[str] = field(default_factory=list)
+    # The feasible nodes found by filtering (and the filter extenders); ``feasible`` has
+    # their names, sorted, built when first read.
+    feasible_nodes: Sequence[NodeInfo] = ()
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
     scores: ScoreResult | None = None
     # The extenders' part of the scores (already in scores.totals), per node and extender.
@@ -112,6 +153,19 @@ class Attempt:
     waiting: WaitingPod | None = field(default=None, repr=False)
     # Scheduler.all_filters_for: every failing filter plugin per node (explain --all-filters).
     all_filters: dict[str, list[Status]] | None = field(default=None, repr=False)
+    _feasible: list[str] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def feasible(self) -> list[str]:
+        """The names of the feasible nodes, sorted."""
+        if self._feasible is None:
+            nodes = self.feasible_nodes
+            self._feasible = sorted(nodes.names() if isinstance(nodes, RowNodes) else map(_NAME, nodes))
+        return self._feasible
+
+    @feasible.setter
+    def feasible(self, names: Sequence[str]) -> None:
+        self._feasible = list(names)
 
     @property
     def failures(self) -> dict[str, Status]:
@@ -177,7 +231,8 @@ class Scheduler:
         # Pods whose attempts also record every failing filter plugin on every node
         # (Attempt.all_filters), for `explain --all-filters`; decisions do not change.
         self.all_filters_for: Callable[[Pod], bool] | None = None
-        self._rows_cache: tuple[Sequence[NodeInfo], IntArray] | None = None
+        # The rows and row positions of the last node list that is not the snapshot's.
+        self._rows_cache: tuple[Sequence[NodeInfo], IntArray, IntArray] | None = None
         # Nominated pods' usage vectors for the filter plan's resources (nominations persist
         # across cycles).
         self._usage_cache = UsageCache()
@@ -208,11 +263,17 @@ class Scheduler:
 
     # ------------------------------------------------------------------ filtering
     def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                                     nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
+                                     nodes: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
         """findNodesThatPassFilters as run by one worker: nodes in order from
         nextStartNodeIndex until a node passes that would be the (k+1)-th feasible one (it is
-        dropped; nodes that failed after the k-th feasible node keep their status). Batch filters decide pass/fail over all candidates at
-        once; the per-node filters then give the exact status of each rejected node."""
+        dropped; nodes that failed before it keep their status).
+
+        With batch filters only, the nodes are evaluated in chunks of rows from the start
+        index, each chunk sized from the pass rate seen so far, until k+1 nodes passed or
+        every node was evaluated: a batch filter's verdict on a row does not depend on the
+        other rows, so this is exactly the one-worker loop, at a cost that grows with k
+        rather than with the cluster. The filters' exact statuses are then built only for
+        the rejected nodes before the cutoff."""
         n = len(nodes)
         if n == 0:
             return []
@@ -225,79 +286,118 @@ class Scheduler:
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(k, n))]
         batch, per_node = fwk.batch_filters(state)
-        order = [*nodes[start:], *nodes[:start]] if start else nodes
-        feasible: list[NodeInfo] = []
-        statuses = diagnosis.node_to_status
         # Nodes where RunFilterPluginsWithNominatedPods differs from plain filtering: those
         # with a nominated pod of >= priority other than this one. Only they need the
         # per-node path; every other node keeps the batch filters.
         special = self._relevant_nominations(pod) if self.nominator else {}
-        if not per_node:
-            table = self.cache.table
-            rows = self._rows(nodes, start)
-            # Per batch plugin: (codes, statuses) from filter_batch_status, when it has one.
-            coded: list[tuple[IntArray, Sequence[Status | None]] | None] = []
-            if not batch:
-                ok = np.ones(n, np.bool_)
-                masks = np.ones((0, n), np.bool_)
-            else:
-                masks = np.empty((len(batch), n), np.bool_)
-                for j, (_, fb, fsb) in enumerate(batch):
-                    if fsb is not None:
-                        codes, table_statuses = fsb(state, pod, table, rows)
-                        masks[j] = codes == 0
-                        coded.append((codes, table_statuses))
-                    else:
-                        masks[j] = fb(state, pod, table, rows)
-                        coded.append(None)
-                ok = np.logical_and.reduce(masks, axis=0)
-            special_status: dict[int, Status] = {}
-            plan = filter_plan(fwk.filter, fwk.pre_filter, state, pod) if special else None
-            if plan is not None and [step.plugin for step in plan.steps] != [b[0] for b in batch]:
-                plan = None
-            if special and plan is not None:
-                # Every active filter is node-only or resource arithmetic: the nominated pods
-                # change only the resource steps (no clones, no AddPod).
-                special_status = self._nominated_statuses(plan, state, pod, order, rows, masks, special)
-                if special_status:
-                    ok = ok.copy()
-                    ok[list(special_status)] = False
-            elif special:
+        if per_node:
+            return self._filter_node_by_node(fwk, state, pod, diagnosis, nodes, start, k)
+        table = self.cache.table
+        by_row = self.cache.by_row
+        base, positions = self._rows(nodes)
+        plan = filter_plan(fwk.filter, fwk.pre_filter, state, pod) if special else None
+        if plan is not None and [step.plugin for step in plan.steps] != [b[0] for b in batch]:
+            plan = None
+        # The nodes with relevant nominated pods, by their position in the rotated order.
+        nominated_at: dict[int, tuple[NodeInfo, list[PodInfo]]] = {}
+        infos = self.cache.node_infos
+        for name, pis in special.items():
+            ni = infos.get(name)
+            if ni is None or not 0 <= ni.index < len(positions):
+                continue
+            p = int(positions[ni.index])
+            if p >= 0:
+                nominated_at[(p - start) % n] = (ni, pis)
+        rows_parts: list[IntArray] = []
+        masks_parts: list[BoolArray] = []
+        ok_parts: list[BoolArray] = []
+        special_status: dict[int, Status] = {}
+        evaluated = 0
+        passed = 0
+        size = self._first_chunk(k, n)
+        while True:
+            stop = min(n, evaluated + size)
+            rows = self._rotated(base, start, evaluated, stop)
+            masks = np.empty((len(batch), stop - evaluated), np.bool_)
+            for j, (_, fb, _) in enumerate(batch):
+                masks[j] = fb(state, pod, table, rows)
+            ok = np.logical_and.reduce(masks, axis=0) if batch else np.ones(stop - evaluated, np.bool_)
+            here = [p for p in nominated_at if evaluated <= p < stop] if nominated_at else []
+            if here:
+                here.sort()
                 ok = ok.copy()
-                for pos, ni in enumerate(order):
-                    if ni.name not in special:
-                        continue
-                    st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-                    if st is not None and st.code == Code.ERROR:
-                        raise ScheduleError(st.message)
-                    ok[pos] = st is None or st.code == Code.SUCCESS
-                    if not ok[pos]:
-                        assert st is not None
-                        special_status[pos] = st
-            # One worker's loop: the node that would be the (k+1)-th feasible one cancels the
-            # search and is dropped; the nodes that failed before it keep their status.
-            passing = np.flatnonzero(ok)
-            cutoff = n if passing.size <= k else int(passing[k])
-            feasible = [order[pos] for pos in passing[:k].tolist()]
-            failing = np.flatnonzero(~ok[:cutoff])
-            if special_status:
-                rest: list[int] = []
-                added: set[int] = set()
-                for pos in failing.tolist():
-                    st = special_status.get(pos)
-                    if st is None:
-                        rest.append(pos)
-                        continue
-                    statuses[order[pos].name] = st
-                    if id(st) not in added:  # statuses are shared between nodes; adding is idempotent
-                        added.add(id(st))
-                        diagnosis.add_plugin_status(st)
-                failing = np.asarray(rest, np.int64)
-            if failing.size:
-                self._rejected_statuses(fwk, state, pod, diagnosis, order, rows, batch, coded, masks, failing)
-            return feasible
-        # General path: nominated pods or per-node-only (user) filter plugins.
-        for ni in order:
+                if plan is not None:
+                    # Every active filter is node-only or resource arithmetic: the nominated
+                    # pods change only the resource steps (no clones, no AddPod).
+                    found = self._nominated_statuses(plan, state, pod, [nominated_at[p] for p in here],
+                                                     masks[:, [p - evaluated for p in here]])
+                    for i, found_status in found.items():
+                        special_status[here[i]] = found_status
+                        ok[here[i] - evaluated] = False
+                else:
+                    for p in here:
+                        nst = fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated_at[p][0])
+                        if nst is not None and nst.code == Code.ERROR:
+                            raise ScheduleError(nst.message)
+                        if nst is not None and nst.code != Code.SUCCESS:
+                            ok[p - evaluated] = False
+                            special_status[p] = nst
+                        else:
+                            ok[p - evaluated] = True
+            rows_parts.append(rows)
+            masks_parts.append(masks)
+            ok_parts.append(ok)
+            passed += int(np.count_nonzero(ok))
+            evaluated = stop
+            if passed > k or evaluated >= n:
+                break
+            # The next chunk: what the pass rate so far says the remaining nodes need (with a
+            # margin), at least as many rows as evaluated so far (so chunks grow geometrically).
+            need = k + 1 - passed
+            size = max(evaluated, -(-need * 5 * evaluated // (4 * passed)) if passed else 0)
+        if len(rows_parts) == 1:
+            rows, masks, ok = rows_parts[0], masks_parts[0], ok_parts[0]
+        else:
+            rows = np.concatenate(rows_parts)
+            masks = np.concatenate(masks_parts, axis=1)
+            ok = np.concatenate(ok_parts)
+        # One worker's loop: the node that would be the (k+1)-th feasible one cancels the
+        # search and is dropped; the nodes that failed before it keep their status.
+        passing = np.flatnonzero(ok)
+        cutoff = evaluated if passing.size <= k else int(passing[k])
+        feasible = RowNodes(table, rows[passing[:k]], by_row)
+        failing = np.flatnonzero(~ok[:cutoff])
+        if special_status:
+            statuses = diagnosis.node_to_status
+            rest: list[int] = []
+            added: set[int] = set()
+            for pos in failing.tolist():
+                sst = special_status.get(pos)
+                if sst is None:
+                    rest.append(pos)
+                    continue
+                statuses[nominated_at[pos][0].name] = sst
+                if id(sst) not in added:  # statuses are shared between nodes; adding is idempotent
+                    added.add(id(sst))
+                    diagnosis.add_plugin_status(sst)
+            failing = np.asarray(rest, np.int64)
+        if failing.size:
+            self._rejected_statuses(fwk, state, pod, diagnosis, rows[failing], batch, masks[:, failing])
+        return feasible
+
+    @staticmethod
+    def _first_chunk(k: int, n: int) -> int:
+        """Rows in the search's first chunk: the k+1 nodes it needs if all pass, and a margin."""
+        return min(n, k + 1 + max(k // 8, 16))
+
+    @staticmethod
+    def _filter_node_by_node(fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                             nodes: Sequence[NodeInfo], start: int, k: int) -> list[NodeInfo]:
+        """The general path (per-node-only filter plugins): every filter plugin node by
+        node, nominated pods included, in order from ``start``."""
+        feasible: list[NodeInfo] = []
+        statuses = diagnosis.node_to_status
+        for ni in itertools.chain(nodes[start:], nodes[:start]):
             s = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
             if s is None or s.code == Code.SUCCESS:
                 if len(feasible) >= k:
@@ -328,44 +428,32 @@ class Scheduler:
                 out[node] = relevant
         return out
 
-    def _nominated_statuses(self, plan: FilterPlan, state: CycleState, pod: Pod, order: Sequence[NodeInfo],
-                            rows: IntArray, masks: BoolArray, nominated: Mapping[str, list[PodInfo]]
+    def _nominated_statuses(self, plan: FilterPlan, state: CycleState, pod: Pod,
+                            nominated: Sequence[tuple[NodeInfo, list[PodInfo]]], masks: BoolArray
                             ) -> dict[int, Status]:
-        """RunFilterPluginsWithNominatedPods on the nodes (positions in ``order``) holding
-        relevant nominated pods, for a pod whose filters have a plan: the chain runs with the
+        """RunFilterPluginsWithNominatedPods on nodes holding relevant nominated pods
+        (``nominated[i]``: the node and those pods; ``masks[:, i]``: the batch verdict of each
+        filter on it), for a pod whose filters have a plan: the chain runs with the
         nominated pods added, then, if that passed, without them — the batch result. So a
         node's status is its chain's first failure with the nominated pods' usage taken from
         the resource steps' free vector (node-only steps keep their batch verdict), when
         there is one; the nodes that pass that way keep their batch verdict and status.
-        Returns the nodes failing with the nominated pods, with that status."""
-        table = self.cache.table
-        # Position in ``order`` of each nominated node (-1: not among the nodes filtered).
-        position_of_row = np.full(table.size, -1, np.int64)
-        position_of_row[rows] = np.arange(len(rows), dtype=np.int64)
-        infos = self.cache.node_infos
+        Returns the nodes (indices into ``nominated``) failing with the nominated pods, with
+        that status."""
         usage = self._usage_cache.for_plan(plan)
         total = self._usage_cache.total
-        at_rows: list[int] = []
-        vectors: list[tuple[int, ...]] = []
-        for name, pis in nominated.items():
-            ni = infos.get(name)
-            if ni is None or not 0 <= ni.index < table.size:
-                continue
-            at_rows.append(ni.index)
-            vectors.append(usage(pis[0].pod) if len(pis) == 1 else total(plan, [pi.pod for pi in pis]))
+        vectors = [usage(pis[0].pod) if len(pis) == 1 else total(plan, [pi.pod for pi in pis])
+                   for _, pis in nominated]
         width = len(plan.need)
-        pos_all = position_of_row[np.asarray(at_rows, np.int64)]
-        keep = np.flatnonzero(pos_all >= 0)
-        pos_arr = pos_all[keep]
-        positions: list[int] = pos_arr.tolist()
-        extra = np.array(vectors, np.int64).reshape(len(vectors), width)[keep].T
-        free = plan.table_free(self.cache.table, rows[pos_arr]) - extra
+        extra = np.array(vectors, np.int64).reshape(len(vectors), width).T
+        at_rows = np.fromiter((ni.index for ni, _ in nominated), np.int64, len(nominated))
+        free = plan.table_free(self.cache.table, at_rows) - extra
         short = np.asarray(plan.need, np.int64)[:, None] > free
         # Per step (row) and node (column): does the step fail with the nominated pods?
-        fails = np.empty((len(plan.steps), len(positions)), np.bool_)
+        fails = np.empty((len(plan.steps), len(nominated)), np.bool_)
         for k, step in enumerate(plan.steps):
             if step.fit is None:
-                fails[k] = ~masks[k][pos_arr]
+                fails[k] = ~masks[k]
             else:
                 fails[k] = short[step.start:step.stop].any(axis=0)
         failing = np.flatnonzero(fails.any(axis=0))
@@ -379,12 +467,12 @@ class Scheduler:
         by_code: dict[tuple[int, int], Status] = {}
         out: dict[int, Status] = {}
         for i, (j, k) in enumerate(zip(failing.tolist(), first, strict=True)):
-            pos = positions[j]
+            ni = nominated[j][0]
             if plan.steps[k].fit is None:
-                st = plan.node_only_status(k, state, pod, order[pos])
+                st = plan.node_only_status(k, state, pod, ni)
                 if st is None:
                     raise ScheduleError(f"batch and per-node filter {plan.steps[k].plugin.name} disagree for pod "
-                                        f"{pod.key} on node {order[pos].name}")
+                                        f"{pod.key} on node {ni.name}")
                 if st.code == Code.ERROR:
                     raise ScheduleError(st.message)
             elif codes is not None:
@@ -398,41 +486,54 @@ class Scheduler:
                 got = plan.resource_status(k, free[:, j].tolist())
                 assert got is not None
                 st = got
-            out[pos] = st
+            out[j] = st
         return out
 
-    def _rows(self, nodes: Sequence[NodeInfo], start: int) -> IntArray:
-        """The table rows of ``nodes`` rotated to start at ``start``. The rows of the
-        snapshot's node list are kept until that list is replaced (a node added, updated
-        or removed)."""
+    def _rows(self, nodes: Sequence[NodeInfo]) -> tuple[IntArray, IntArray]:
+        """(the table rows of ``nodes``, in order; per table row, its position in ``nodes``
+        or -1). The snapshot's node list has them cached with it; another list (a
+        PreFilterResult's nodes) gets them computed."""
+        snapshot = self.cache.snapshot
+        if nodes is snapshot.list():
+            return snapshot.rows(), snapshot.positions()
         cached = self._rows_cache
         if cached is not None and cached[0] is nodes:
-            base = cached[1]
-        else:
-            base = np.fromiter(map(_INDEX, nodes), np.int64, len(nodes))
-            if nodes is self.cache.snapshot.list():
-                self._rows_cache = (nodes, base)
-        return np.concatenate((base[start:], base[:start])) if start else base
+            return cached[1], cached[2]
+        base = np.fromiter(map(_INDEX, nodes), np.int64, len(nodes))
+        positions = np.full(self.cache.table.size, -1, np.int64)
+        positions[base] = np.arange(len(nodes), dtype=np.int64)
+        self._rows_cache = (nodes, base, positions)
+        return base, positions
+
+    @staticmethod
+    def _rotated(base: IntArray, start: int, a: int, b: int) -> IntArray:
+        """Positions ``a`` to ``b`` (exclusive) of ``base`` rotated to begin at ``start``."""
+        n = len(base)
+        lo, hi = start + a, start + b
+        if lo >= n:
+            return base[lo - n:hi - n]
+        if hi <= n:
+            return base[lo:hi]
+        return np.concatenate((base[lo:], base[:hi - n]))
 
     def _rejected_statuses(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                           order: Sequence[NodeInfo], rows: IntArray, batch: list[tuple[Any, Any, Any]],
-                           coded: list[tuple[IntArray, Sequence[Status | None]] | None], masks: BoolArray,
-                           failing: IntArray) -> None:
-        """The status of every node (position in ``order``) the batch filters rejected: the
-        first plugin whose batch rejected the node is the one RunFilterPlugins stops at
-        (batch == per-node). Its filter_batch_status codes give the status directly;
-        otherwise its per-node filter builds it."""
-        first = np.argmin(masks[:, failing], axis=0)
-        out = np.empty(failing.size, object)
-        for j in np.unique(first).tolist():
-            plugin = batch[j][0]
-            sel = np.flatnonzero(first == j)
-            entry = coded[j] if j < len(coded) else None
-            if entry is not None:
-                codes = entry[0][failing[sel]]
-                wrapped = np.empty(len(entry[1]), object)
-                for c in np.unique(codes).tolist():
-                    s = fwk.wrap_filter_status(plugin, entry[1][c])
+                           rows: IntArray, batch: list[tuple[Any, Any, Any]], masks: BoolArray) -> None:
+        """The status of every node (table ``rows``) the batch filters rejected (``masks``: the
+        batch verdicts on those rows): the first plugin whose batch rejected the node is the
+        one RunFilterPlugins stops at (batch == per-node). Its filter_batch_status, called
+        on just those rows, gives the statuses; otherwise its per-node filter builds each."""
+        first = np.argmin(masks, axis=0)
+        out = np.empty(rows.size, object)
+        table = self.cache.table
+        for j in np.flatnonzero(np.bincount(first, minlength=len(batch))).tolist():
+            plugin, _, fsb = batch[j]
+            sel = np.flatnonzero(first == j) if len(batch) > 1 else np.arange(rows.size)
+            if fsb is not None:
+                codes, table_statuses = fsb(state, pod, table, rows[sel])
+                codes = np.asarray(codes, np.int64)
+                wrapped = np.empty(len(table_statuses), object)
+                for c in np.flatnonzero(np.bincount(codes, minlength=len(table_statuses))).tolist():
+                    s = fwk.wrap_filter_status(plugin, table_statuses[c])
                     if s is None or s.code == Code.SUCCESS:
                         raise ScheduleError(f"batch and per-node filter {plugin.name} disagree for pod {pod.key}")
                     if s.code == Code.ERROR:
@@ -441,8 +542,10 @@ class Scheduler:
                     diagnosis.add_plugin_status(s)
                 out[sel] = wrapped[codes]
                 continue
+            by_row = self.cache.by_row
             for i in sel.tolist():
-                ni = order[int(failing[i])]
+                ni = by_row[int(rows[i])]
+                assert ni is not None
                 s = fwk.run_filter_plugin(plugin, state, pod, ni)
                 if s is None or s.code == Code.SUCCESS:
                     raise ScheduleError(f"batch and per-node filter {plugin.name} disagree for pod {pod.key} "
@@ -451,10 +554,10 @@ class Scheduler:
                     raise ScheduleError(s.message)
                 out[i] = s
                 diagnosis.add_plugin_status(s)
-        names = self.cache.table.names
-        diagnosis.node_to_status.update(zip([names[r] for r in rows[failing].tolist()], out.tolist(), strict=True))
+        diagnosis.defer_statuses(table.name_array[rows], out)
 
-    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> list[NodeInfo]:
+    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
+                                attempt: Attempt) -> Sequence[NodeInfo]:
         diagnosis = attempt.diagnosis
         all_nodes = self.cache.snapshot.list()
         pre_res, s, plugins_with_nodes = fwk.run_pre_filter_plugins(state, pod)
@@ -486,10 +589,15 @@ class Scheduler:
                     scratch.node_to_status[nominated_info.name] = st
         nodes = all_nodes
         if pre_res is not None and pre_res.node_names is not None:
-            names = pre_res.node_names
-            nodes = [ni for ni in all_nodes if ni.name in names]
+            # The listed nodes among the PreFilterResult's, in list order (found by name).
+            infos = self.cache.node_infos
+            positions = self.cache.snapshot.positions()
+            found = [p for name in pre_res.node_names if (info := infos.get(name)) is not None
+                     and 0 <= info.index < len(positions) and (p := int(positions[info.index])) >= 0]
+            found.sort()
+            nodes = [all_nodes[p] for p in found]
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
-        processed = len(feasible) + len(diagnosis.node_to_status)
+        processed = len(feasible) + diagnosis.status_count()
         # Modulo all nodes, not the PreFilterResult's: that list may even be empty.
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
@@ -499,7 +607,8 @@ class Scheduler:
             diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
         return after
 
-    def find_nodes_that_pass_extenders(self, pod: Pod, feasible: list[NodeInfo], attempt: Attempt) -> list[NodeInfo]:
+    def find_nodes_that_pass_extenders(self, pod: Pod, feasible: Sequence[NodeInfo],
+                                       attempt: Attempt) -> Sequence[NodeInfo]:
         """findNodesThatPassExtenders: the filter extenders in turn over the feasible nodes;
         their FailedNodes / FailedAndUnresolvableNodes become Unschedulable /
         UnschedulableAndUnresolvable statuses (no plugin name) in the diagnosis. A
@@ -533,7 +642,7 @@ class Scheduler:
         if attempt.num_all_nodes == 0:
             return None
         feasible = self.find_nodes_that_fit_pod(fwk, state, pod, attempt)
-        attempt.feasible = sorted(map(_NAME, feasible))
+        attempt.feasible_nodes = feasible
         if self.all_filters_for is not None and not attempt.diagnosis.pre_filter_msg and self.all_filters_for(pod):
             # After filtering, before scoring: the state is PreFilter's, as the filters saw it.
             attempt.all_filters = {ni.name: fwk.run_all_filter_plugins(state, pod, ni)

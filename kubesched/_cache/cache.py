@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+import numpy as np
+
 from kubesched.framework import ImageStateSummary, NodeInfo, NodeTable, PodInfo
+from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Node, Pod
 
 _ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
@@ -62,10 +65,21 @@ class Snapshot:
         return self._cache.node_infos.get(name)
 
     def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]:
-        return [ni for ni in self._cache.ordered() if ni.pods_with_affinity]
+        """HavePodsWithAffinityNodeInfoList: the listed nodes having a pod with (anti-)affinity,
+        in list order (found from the table's per-row counts, not by visiting every node)."""
+        return self._cache.listed_with(self._cache.table.affinity_count)
 
     def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]:
-        return [ni for ni in self._cache.ordered() if ni.pods_with_required_anti_affinity]
+        """HavePodsWithRequiredAntiAffinityNodeInfoList, likewise."""
+        return self._cache.listed_with(self._cache.table.anti_affinity_count)
+
+    def rows(self) -> IntArray:
+        """The table rows of :meth:`list`, in its order (do not modify)."""
+        return self._cache.ordered_rows()[0]
+
+    def positions(self) -> IntArray:
+        """Per table row, the position of its node in :meth:`list` (-1: not listed)."""
+        return self._cache.ordered_rows()[1]
 
     @property
     def table(self) -> NodeTable:
@@ -86,6 +100,9 @@ class Cache:
         self.table = NodeTable(capacity)
         self.node_infos: dict[str, NodeInfo] = {}
         self._order: list[NodeInfo] | None = None
+        self._order_rows: tuple[IntArray, IntArray] | None = None
+        # Per table row, its NodeInfo (None once the node is removed; rows are not reused).
+        self.by_row: list[NodeInfo | None] = []
         self._pod_node: dict[str, str] = {}  # uid -> node name
         self._pending_pods: dict[str, list[Pod]] = {}  # pods on nodes not (yet) known
         self.assumed: set[str] = set()
@@ -93,10 +110,12 @@ class Cache:
 
     # ---- nodes
     def add_nodes(self, nodes: Iterable[Node]) -> None:
-        """Add many nodes, computing image states once."""
+        """Add many nodes, computing image states once (and the node list, which the next
+        scheduling cycle needs)."""
         for node in nodes:
             self.add_node(node, refresh=False)
         self._refresh_images()
+        self.ordered_rows()
 
     def add_node(self, node: Node, *, refresh: bool = True) -> NodeInfo:
         ni = self.node_infos.get(node.meta.name)
@@ -106,6 +125,8 @@ class Cache:
         ni.index = self.table.add_node(node)
         ni.table = self.table
         self.node_infos[node.meta.name] = ni
+        self.by_row.append(ni)
+        assert len(self.by_row) == self.table.size
         for pod in self._pending_pods.pop(node.meta.name, []):
             ni.add_pod(pod)
         self._order = None
@@ -131,6 +152,7 @@ class Cache:
         if ni.pods:
             self._pending_pods.setdefault(name, []).extend(pi.pod for pi in ni.pods)
         self.table.clear_row(ni.index)
+        self.by_row[ni.index] = None
         self._order = None
         self._refresh_images()
 
@@ -142,7 +164,30 @@ class Cache:
             else:
                 self._order = [infos[n.meta.name] for n in node_tree_order(
                     ni.node for ni in infos.values() if ni.node is not None)]
+            self._order_rows = None
         return self._order
+
+    def ordered_rows(self) -> tuple[IntArray, IntArray]:
+        """(the table rows of :meth:`ordered`, in order; per table row its position there or
+        -1), kept with the order."""
+        order = self.ordered()
+        cached = self._order_rows
+        if cached is None:
+            rows = np.fromiter((ni.index for ni in order), np.int64, len(order))
+            positions = np.full(self.table.size, -1, np.int64)
+            positions[rows] = np.arange(len(order), dtype=np.int64)
+            cached = self._order_rows = (rows, positions)
+        return cached
+
+    def listed_with(self, counts: IntArray) -> list[NodeInfo]:
+        """The listed NodeInfos whose row has a non-zero entry in ``counts`` (a table
+        column), in list order."""
+        positions = self.ordered_rows()[1]
+        found = np.flatnonzero(counts[: self.table.size])
+        pos = positions[found]
+        pos = np.sort(pos[pos >= 0])
+        order = self.ordered()
+        return [order[p] for p in pos.tolist()]
 
     def _refresh_images(self) -> None:
         """Image states: size as first seen per name, numNodes = nodes listing the name."""
@@ -183,8 +228,11 @@ class Cache:
         if ni is not None:
             ni.remove_pod(pod)
         else:
-            lst = self._pending_pods.get(node_name, [])
-            lst[:] = [p for p in lst if p.uid != pod.uid]
+            lst = self._pending_pods.get(node_name)
+            if lst is not None:
+                lst[:] = [p for p in lst if p.uid != pod.uid]
+                if not lst:  # the node is gone and so are its pods: nothing to keep for its name
+                    del self._pending_pods[node_name]
 
     def assume_pod(self, pod: Pod) -> None:
         """Cache.AssumePod: the pod counts on its node before the bind completes."""

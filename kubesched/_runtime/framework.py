@@ -33,6 +33,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Pod
 
 _INDEX = attrgetter("index")
@@ -57,7 +58,7 @@ class PluginScores:
 
 @dataclass(slots=True)
 class ScoreResult:
-    nodes: list[NodeInfo]
+    nodes: Sequence[NodeInfo]
     totals: IntArray
     plugins: list[PluginScores] = field(default_factory=list)
 
@@ -335,7 +336,7 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
-    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> ScoreResult:
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> ScoreResult:
         """RunScorePlugins: score, normalize, validate range, weight. Raises PluginError on
         an Error status or an out-of-range score."""
         skip = state.skip_score_plugins
@@ -350,9 +351,12 @@ class Framework:
         for p in plugins:
             sb = self._score_batch[p.name]
             if sb is not None:
+                table = self.handle.snapshot.table
                 if rows is None:
-                    rows = np.fromiter(map(_INDEX, nodes), np.int64, n)
-                raw.append(np.asarray(sb(state, pod, self.handle.snapshot.table, rows), dtype=np.int64))
+                    # The scheduler's feasible nodes come with their rows.
+                    rows = (nodes.rows if isinstance(nodes, RowNodes) and nodes.table is table
+                            else np.fromiter(map(_INDEX, nodes), np.int64, n))
+                raw.append(np.asarray(sb(state, pod, table, rows), dtype=np.int64))
             else:
                 raw.append(np.fromiter((self._score_one(p, state, pod, ni) for ni in nodes), np.int64, n))
         normalized: list[IntArray] = []

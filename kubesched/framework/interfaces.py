@@ -36,7 +36,10 @@ method on every node.
 
 A filter plugin may also offer ``filter_batch_status(state, pod, table, rows) -> (codes,
 statuses)``: per row an index into ``statuses`` (0 = the node fits, i >= 1 = the node gets
-``statuses[i]``), so rejected nodes get their exact Status without a per-node call.
+``statuses[i]``), so rejected nodes get their exact Status without a per-node call. The
+scheduler decides pass/fail with ``filter_batch`` over chunks of rows and calls
+``filter_batch_status`` afterwards on just the rows the plugin rejected first: both must
+accept any subset of the table's rows, in any order.
 
 Preemption's fast path. DefaultPreemption's dry run (SelectVictimsOnNode) and the
 scheduler's filtering of nodes holding nominated pods (RunFilterPluginsWithNominatedPods)

@@ -9,15 +9,24 @@ Batch plugin methods receive the table and an int array of row indices, and must
 exactly what their per-node method would for each of those rows (a parametrized test
 proves it for every built-in batch method). Plugins may cache derived per-row data in
 ``table.extras`` keyed by their name, invalidated through ``table.node_version``.
+
+Per-row data derived from a row's pods (matching-pod counts, affinity sums) is kept up to
+date through the *change log*: every pod added to or removed from a row, and every node
+set or cleared, appends the row to it. A consumer remembers :attr:`NodeTable.log_position`
+and later asks :meth:`NodeTable.changed_since` for the rows touched since, so a scheduling
+cycle recomputes the rows that changed instead of visiting every row. The log is bounded:
+a consumer too far behind gets None and rebuilds from scratch.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast, overload
 
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.framework.types import NodeInfo
 from kubesched.objects import Node, Pod
 from kubesched.objects.resources import is_scalar_resource_name
 
@@ -28,8 +37,9 @@ _CPU_MEMORY = frozenset(("cpu", "memory"))
 
 class NodeTable:
     __slots__ = ("capacity", "size", "names", "alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods",
-                 "req_cpu", "req_mem", "req_eph", "nz_cpu", "nz_mem", "pod_count", "unschedulable",
-                 "scalar_alloc", "scalar_req", "nodes", "node_version", "extras")
+                 "req_cpu", "req_mem", "req_eph", "nz_cpu", "nz_mem", "pod_count", "affinity_count",
+                 "anti_affinity_count", "unschedulable", "scalar_alloc", "scalar_req", "nodes", "node_version",
+                 "extras", "name_array", "_log", "_log_base")
 
     def __init__(self, capacity: int = 64) -> None:
         self.capacity = max(capacity, 1)
@@ -37,6 +47,8 @@ class NodeTable:
         self.names: list[str] = []
         self.nodes: list[Node | None] = []
         n = self.capacity
+        # ``names`` as an object array, for gathering the names of many rows at once.
+        self.name_array = np.empty(n, object)
         self.alloc_cpu = np.zeros(n, np.int64)
         self.alloc_mem = np.zeros(n, np.int64)
         self.alloc_eph = np.zeros(n, np.int64)
@@ -47,6 +59,10 @@ class NodeTable:
         self.nz_cpu = np.zeros(n, np.int64)
         self.nz_mem = np.zeros(n, np.int64)
         self.pod_count = np.zeros(n, np.int64)
+        # Pods with any (anti-)affinity (NodeInfo.pods_with_affinity) and with required
+        # pod anti-affinity (pods_with_required_anti_affinity), per row.
+        self.affinity_count = np.zeros(n, np.int64)
+        self.anti_affinity_count = np.zeros(n, np.int64)
         self.unschedulable = np.zeros(n, np.bool_)
         self.scalar_alloc: dict[str, IntArray] = {}
         self.scalar_req: dict[str, IntArray] = {}
@@ -54,9 +70,43 @@ class NodeTable:
         # per-row caches in ``extras`` are valid for one version.
         self.node_version = 0
         self.extras: dict[str, Any] = {}
+        # The change log: rows whose pods or node changed, oldest first; _log[0] is entry
+        # number _log_base of the whole history.
+        self._log: list[int] = []
+        self._log_base = 0
 
     _COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                "nz_cpu", "nz_mem", "pod_count", "unschedulable")
+                "nz_cpu", "nz_mem", "pod_count", "affinity_count", "anti_affinity_count", "unschedulable")
+    # Entries the change log keeps at least (see _log_limit).
+    LOG_MIN = 1 << 14
+
+    # ---- change log
+    @property
+    def log_position(self) -> int:
+        """The number of changes so far: pass it to :meth:`changed_since` later."""
+        return self._log_base + len(self._log)
+
+    def changed_since(self, position: int) -> list[int] | None:
+        """The rows changed (pods added or removed, node set or cleared) since
+        ``position`` (a former :attr:`log_position`), in order and possibly repeated; None
+        when the log no longer reaches back that far (the caller must rebuild)."""
+        if position < self._log_base:
+            return None
+        return self._log[position - self._log_base:]
+
+    def _log_limit(self) -> int:
+        """The change log keeps between this many entries and twice as many: a consumer
+        further behind than that has more changes to replay than the table has rows, and
+        rebuilds instead."""
+        return max(self.LOG_MIN, self.capacity)
+
+    def _touch(self, i: int) -> None:
+        log = self._log
+        log.append(i)
+        if len(log) >= 2 * self._log_limit():
+            half = len(log) // 2
+            del log[:half]
+            self._log_base += half
 
     def _grow(self) -> None:
         new = self.capacity * 2
@@ -70,6 +120,9 @@ class NodeTable:
                 arr = np.zeros(new, np.int64)
                 arr[: self.capacity] = old
                 d[k] = arr
+        names = np.empty(new, object)
+        names[: self.capacity] = self.name_array
+        self.name_array = names
         self.capacity = new
 
     def scalar_column(self, name: str, *, allocatable: bool) -> IntArray:
@@ -92,7 +145,7 @@ class NodeTable:
     def set_node(self, i: int, node: Node) -> None:
         a = node.allocatable
         self.nodes[i] = node
-        self.names[i] = node.meta.name
+        self.names[i] = self.name_array[i] = node.meta.name
         self.alloc_cpu[i] = a.get("cpu", 0)
         self.alloc_mem[i] = a.get("memory", 0)
         self.alloc_eph[i] = a.get("ephemeral-storage", 0)
@@ -104,6 +157,7 @@ class NodeTable:
             if is_scalar_resource_name(k):
                 self.scalar_column(k, allocatable=True)[i] = v
         self.node_version += 1
+        self._touch(i)
 
     def clear_row(self, i: int) -> None:
         """Mark a removed node's row as unusable (rows are not compacted)."""
@@ -114,8 +168,17 @@ class NodeTable:
             for arr in d.values():
                 arr[i] = 0
         self.node_version += 1
+        self._touch(i)
 
-    def add_pod(self, i: int, pod: Pod, sign: int) -> None:
+    def add_pod(self, i: int, pod: Pod, sign: int, *, affinity: bool = False, anti_affinity: bool = False) -> None:
+        """Count ``pod`` on row ``i`` (sign 1) or remove it (sign -1); ``affinity`` /
+        ``anti_affinity``: it is one of the node's pods with affinity / with required
+        anti-affinity."""
+        self._touch(i)
+        if affinity:
+            self.affinity_count[i] += sign
+        if anti_affinity:
+            self.anti_affinity_count[i] += sign
         r = pod.requests
         self.req_cpu[i] += sign * r.get("cpu", 0)
         self.req_mem[i] += sign * r.get("memory", 0)
@@ -131,3 +194,61 @@ class NodeTable:
             for k, v in r.items():
                 if k not in ("cpu", "memory", "ephemeral-storage", "pods") and is_scalar_resource_name(k):
                     self.scalar_column(k, allocatable=False)[i] += sign * v
+
+
+class RowNodes(Sequence[NodeInfo]):
+    """The NodeInfos of some table rows, in the order of ``rows``, looked up only when read:
+    ``nodes[i] is by_row[rows[i]]``. The scheduler hands its feasible nodes to PreScore and
+    Score this way, so that batch scorers take ``rows`` as they are instead of reading
+    ``index`` off thousands of NodeInfos. A node removed from the cache before it is read
+    (a report looking at an old attempt) reads as a NodeInfo with its name only."""
+
+    __slots__ = ("table", "rows", "_by_row", "_list")
+
+    def __init__(self, table: NodeTable, rows: IntArray, by_row: Sequence[NodeInfo | None]) -> None:
+        self.table = table
+        self.rows = rows
+        self._by_row = by_row
+        self._list: list[NodeInfo] | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[NodeInfo]: ...
+
+    def __getitem__(self, i: int | slice) -> NodeInfo | list[NodeInfo]:
+        if isinstance(i, slice):
+            return self.as_list()[i]
+        r = int(self.rows[i])
+        ni = self._by_row[r]
+        return ni if ni is not None else self._removed(r)
+
+    def as_list(self) -> list[NodeInfo]:
+        if self._list is None:
+            by_row = self._by_row
+            out = [by_row[r] for r in self.rows.tolist()]
+            if None in out:
+                out = [ni if ni is not None else self._removed(r) for ni, r in zip(out, self.rows.tolist(), strict=True)]
+            self._list = cast("list[NodeInfo]", out)
+        return self._list
+
+    def _removed(self, row: int) -> NodeInfo:
+        ni = NodeInfo()
+        ni.name = self.table.names[row]
+        ni.index = row
+        return ni
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.as_list())
+
+    def names(self) -> list[str]:
+        """The node names, from the table (valid even after a node is removed)."""
+        out: list[str] = self.table.name_array[self.rows].tolist()
+        return out
+
+    def __repr__(self) -> str:
+        return f"RowNodes({len(self.rows)} rows)"

@@ -212,12 +212,14 @@ class NodeInfo:
     add_pod/remove_pod. Clones (nominated-pod and preemption simulations) are detached.
     """
 
-    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
+    __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
                  "generation", "index", "table")
 
     def __init__(self, node: Node | None = None, *pods: Pod) -> None:
         self.node: Node | None = None
+        # The node's name ("" without a node): a plain attribute, read per node per cycle.
+        self.name = ""
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -235,12 +237,9 @@ class NodeInfo:
         for p in pods:
             self.add_pod(p)
 
-    @property
-    def name(self) -> str:
-        return self.node.meta.name if self.node is not None else ""
-
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.meta.name
         self.allocatable = Resource.from_list(node.allocatable)
         self.generation += 1
 
@@ -252,22 +251,26 @@ class NodeInfo:
         """NodeInfo.AddPodInfo."""
         p = pi.pod
         self.pods.append(pi)
-        if pi.has_affinity:
+        affinity = pi.has_affinity
+        if affinity:
             self.pods_with_affinity.append(pi)
-        if _pod_has_required_anti_affinity(p):
+        anti = _pod_has_required_anti_affinity(p)
+        if anti:
             self.pods_with_required_anti_affinity.append(pi)
         self._update(p, 1)
         if self.table is not None:
-            self.table.add_pod(self.index, p, 1)
+            self.table.add_pod(self.index, p, 1, affinity=affinity, anti_affinity=anti)
 
     def remove_pod(self, pod: Pod) -> bool:
         """NodeInfo.RemovePod (matched by UID); False if the pod is not on this node."""
         uid = pod.uid
-        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+        found = [False, False]
+        for k, lst in enumerate((self.pods_with_affinity, self.pods_with_required_anti_affinity)):
             for i, pi in enumerate(lst):
                 if pi.pod.uid == uid:
                     lst[i] = lst[-1]
                     lst.pop()
+                    found[k] = True
                     break
         for i, pi in enumerate(self.pods):
             if pi.pod.uid == uid:
@@ -276,7 +279,7 @@ class NodeInfo:
                 self.pods.pop()
                 self._update(pi.pod, -1)
                 if self.table is not None:
-                    self.table.add_pod(self.index, pi.pod, -1)
+                    self.table.add_pod(self.index, pi.pod, -1, affinity=found[0], anti_affinity=found[1])
                 return True
         return False
 
@@ -315,6 +318,7 @@ class NodeInfo:
         """A detached deep-enough copy (NodeInfo.Snapshot)."""
         c = NodeInfo()
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)

@@ -301,6 +301,23 @@ def _json_document(text: str) -> Any:
         raise _NotJSON(str(e)) from None
 
 
+def read_documents(path: Path) -> list[Any]:
+    """The documents of one manifest file (YAML, or a single JSON value), checked as
+    :func:`load_manifests` checks them: UTF-8, no excessive YAML aliasing, nesting depth;
+    ManifestError names the file and document."""
+    file = str(path)
+    documents, aliases = _documents(path)
+    for index, doc in enumerate(documents):
+        if aliases:
+            aliasing = excessive_aliasing(doc)
+            if aliasing is not None:
+                raise ManifestError(file, index, "", aliasing)
+        deep = _too_deep(doc)
+        if deep is not None:
+            raise ManifestError(file, index, deep, f"nested deeper than {MAX_NESTING_DEPTH} levels")
+    return documents
+
+
 def _documents(path: Path) -> tuple[list[Any], bool]:
     """The file's documents, and whether it may hold YAML aliases."""
     try:
@@ -439,15 +456,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     generated_names: list[str] = []
     for path in _files(paths):
         file = str(path)
-        documents, aliases = _documents(path)
-        for index, doc in enumerate(documents):
-            if aliases:
-                aliasing = excessive_aliasing(doc)
-                if aliasing is not None:
-                    raise ManifestError(file, index, "", aliasing)
-            deep = _too_deep(doc)
-            if deep is not None:
-                raise ManifestError(file, index, deep, f"nested deeper than {MAX_NESTING_DEPTH} levels")
+        for index, doc in enumerate(read_documents(path)):
             for raw, prefix in _expand(doc, file, index):
                 kind = raw.get("kind")
                 if not kind:

@@ -67,7 +67,7 @@ from kubesched.objects.kinds import is_ignored_kind
 # The loader's own document reader and admission: a template is read and admitted exactly as
 # a Pod document of the input would be. (Private to kubesched.objects.manifests; see the
 # report: a public reader/admission entry point there would replace these imports.)
-from kubesched.objects.manifests import _admit, _documents, _expand
+from kubesched.objects.manifests import _admit, _expand, read_documents
 from kubesched.objects.parse import PARSERS, parse_pod
 from kubesched.objects.workloads import POD_TEMPLATE_HASH, Inventory, controller_key, expand, object_uid
 from kubesched.plugins.registry import Factory
@@ -296,7 +296,7 @@ def read_template(file: str | os.PathLike[str], cluster: ClusterObjects, *, appl
     name = os.fspath(file)
     found: list[tuple[str, Any, int, str]] = []  # kind, raw, document, field prefix
     others: list[str] = []
-    for index, doc in enumerate(_documents(Path(name))):
+    for index, doc in enumerate(read_documents(Path(name))):
         for raw, prefix in _expand(doc, name, index):
             kind = raw.get("kind")
             if not kind:

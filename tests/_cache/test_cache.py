@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from builders import make_node, make_pod
+from builders import PodBuilder, make_node, make_pod
 
 from kubesched._cache import Cache, node_tree_order
 from kubesched._cache.cache import zone_key
+from kubesched.framework import NodeTable
+from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Node
 
 
@@ -73,3 +75,93 @@ def test_pods_on_a_node_added_later_are_counted_when_it_arrives() -> None:
     cache.add_pod(make_pod().name("early").req(cpu="1").node("late").obj())
     ni = cache.add_node(make_node().name("late").capacity(cpu="4", memory="1Gi", pods=10).obj())
     assert ni.requested.milli_cpu == 1000 and len(ni.pods) == 1
+
+
+# ---------------------------------------------------------------- rows, change log, affinity lists
+def _with_anti_affinity(b: PodBuilder) -> PodBuilder:
+    return b.affinity({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+
+
+def test_the_change_log_names_every_row_whose_pods_or_node_changed() -> None:
+    cache = Cache()
+    cache.add_nodes([zoned(f"n{i}", zone="a" if i % 2 else "b") for i in range(4)])
+    table = cache.table
+    rows = {ni.name: ni.index for ni in cache.snapshot.list()}
+    start = table.log_position
+    p = make_pod().name("p").uid("p").node("n1").obj()
+    cache.add_pod(p)
+    cache.update_node(zoned("n2", zone="c"))
+    cache.remove_pod(p)
+    cache.remove_node("n3")
+    assert table.changed_since(start) == [rows["n1"], rows["n2"], rows["n1"], rows["n3"]]
+    assert table.changed_since(table.log_position) == []
+
+
+def test_a_consumer_too_far_behind_the_trimmed_change_log_must_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(NodeTable, "_log_limit", lambda self: 3)
+    cache = Cache()
+    cache.add_nodes([zoned("n0")])
+    start = cache.table.log_position
+    for i in range(10):
+        cache.add_pod(make_pod().name(f"p{i}").uid(f"p{i}").node("n0").obj())
+    assert cache.table.changed_since(start) is None
+    recent = cache.table.log_position - 2
+    assert cache.table.changed_since(recent) == [0, 0]
+
+
+def test_affinity_lists_come_from_the_table_in_list_order() -> None:
+    cache = Cache()
+    cache.add_nodes([zoned(f"n{i}", zone="ab"[i % 2]) for i in range(6)])
+    anti = _with_anti_affinity(make_pod().name("anti").uid("anti").node("n4")).obj()
+    preferred = make_pod().name("pref").uid("pref").node("n1").affinity({"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": {
+            "labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}}]}}).obj()
+    for p in (anti, preferred, make_pod().name("plain").uid("plain").node("n0").obj()):
+        cache.add_pod(p)
+    snap = cache.snapshot
+    listed = [ni.name for ni in snap.list()]
+    assert [ni.name for ni in snap.have_pods_with_affinity_list()] == [n for n in listed if n in ("n1", "n4")]
+    assert [ni.name for ni in snap.have_pods_with_required_anti_affinity_list()] == ["n4"]
+    cache.remove_pod(anti)
+    assert [ni.name for ni in snap.have_pods_with_affinity_list()] == ["n1"]
+    assert snap.have_pods_with_required_anti_affinity_list() == []
+    table = cache.table
+    assert table.affinity_count[: table.size].tolist() == [int(ni.name == "n1") for ni in cache.by_row if ni]
+
+
+def test_rows_and_positions_follow_the_node_list() -> None:
+    cache = Cache()
+    cache.add_nodes([zoned(f"n{i}", zone="abc"[i % 3]) for i in range(7)])
+    cache.remove_node("n2")
+    snap = cache.snapshot
+    listed = snap.list()
+    assert snap.rows().tolist() == [ni.index for ni in listed]
+    positions = snap.positions()
+    assert [int(positions[ni.index]) for ni in listed] == list(range(len(listed)))
+    gone = cache.table.names.index("n2")
+    assert positions[gone] == -1 and cache.by_row[gone] is None
+    rows = snap.rows()[::-1].copy()
+    nodes = RowNodes(cache.table, rows, cache.by_row)
+    assert [ni.name for ni in nodes] == [ni.name for ni in reversed(listed)]
+    assert nodes.names() == [ni.name for ni in reversed(listed)] and nodes[0] is listed[-1] and len(nodes) == 6
+    # A node removed after the rows were taken (a report reading an old attempt) keeps its name.
+    cache.remove_node(listed[-1].name)
+    assert nodes[0].name == listed[-1].name and nodes.names()[0] == listed[-1].name
+    assert [ni.name for ni in RowNodes(cache.table, rows, cache.by_row)] == [ni.name for ni in reversed(listed)]
+
+
+def test_a_removed_node_is_forgotten_once_its_pods_are_deleted() -> None:
+    # A node deleted before its pods (a drain): the pods stay counted under its name until
+    # their delete events come; then nothing is kept for the name (a long run drains many).
+    cache = Cache()
+    cache.add_node(make_node().name("gone").obj())
+    pods = [make_pod().name(f"p{i}").req(cpu="100m").node("gone").obj() for i in range(2)]
+    for p in pods:
+        cache.add_pod(p)
+    cache.remove_node("gone")
+    assert [p.name for _, p in cache.placements()] == ["p0", "p1"]
+    for p in pods:
+        cache.remove_pod(p)
+    assert list(cache.placements()) == [] and not cache.pod_nodes
+    assert cache._pending_pods == {}  # noqa: SLF001

@@ -202,8 +202,8 @@ profiles:
     r = CliRunner().invoke(main, ["simulate", "examples/plugins/gang-cluster-fits", "--config", str(cfg),
                                   "--plugin", "examples/plugins/coscheduling.py:new"])
     assert r.exit_code == 2
-    assert r.output.strip() == ("error: profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid value: 0: "
-                                "must be greater than 0")
+    assert r.output.strip() == (f"error: {cfg}: profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid "
+                                "value: 0: must be greater than 0")
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,7 @@ def sum_image_scores(node_info: NodeInfo, image_names: Sequence[str], total_num_
 class _ImageIndex:
     """image name -> (rows holding it, that row's scaled score), for one node version."""
 
-    __slots__ = ("version", "source", "by_name")
+    __slots__ = ("version", "source", "by_name", "scores")
 
     def __init__(self, table: NodeTable, node_infos: Sequence[NodeInfo]) -> None:
         self.version = table.node_version
@@ -95,6 +95,32 @@ class _ImageIndex:
                 scores.append(scaled_image_score(st, total))
         self.by_name: dict[str, tuple[IntArray, IntArray]] = {
             name: (np.array(rows, np.int64), np.array(scores, np.int64)) for name, (rows, scores) in acc.items()}
+        # Per tuple of a pod's image names: the final score of every row (a few kept).
+        self.scores: dict[tuple[str, ...], IntArray] = {}
+
+    def row_scores(self, size: int, names: Sequence[str]) -> IntArray | None:
+        """calculatePriority(sumImageScores) for every row, or None when no node holds any of
+        ``names`` (every score is then 0): computed once per image list and node version."""
+        key = tuple(names)
+        got = self.scores.get(key)
+        if got is not None:
+            return got
+        present = [self.by_name[n] for n in names if n in self.by_name]
+        if not present or not names:
+            return None
+        sums = np.zeros(size, np.int64)
+        for img_rows, img_scores in present:
+            # One entry per container: an image used twice counts twice, as upstream.
+            np.add.at(sums, img_rows, img_scores)
+        max_threshold = MAX_CONTAINER_THRESHOLD * len(names)
+        s = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.where(sums > max_threshold, max_threshold, sums))
+        # Operands are non-negative and max_threshold > MIN_THRESHOLD (>= 1 container), so
+        # floor division equals Go's truncation.
+        out: IntArray = (MAX_NODE_SCORE * (s - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+        if len(self.scores) >= 32:
+            self.scores.clear()
+        self.scores[key] = out
+        return out
 
 
 def _image_index(table: NodeTable, node_infos: Sequence[NodeInfo]) -> _ImageIndex:
@@ -123,21 +149,12 @@ class ImageLocality:
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
         names = pod_image_names(pod)
-        idx = _image_index(table, self.handle.snapshot.list())
-        present = [idx.by_name[n] for n in names if n in idx.by_name]
-        if not present or not names:
+        scores = _image_index(table, self.handle.snapshot.list()).row_scores(table.size, names)
+        if scores is None:
             # No image of the pod on any node: every sum is 0, below minThreshold -> 0.
             return np.zeros(len(rows), np.int64)
-        sums = np.zeros(table.size, np.int64)
-        for img_rows, img_scores in present:
-            # One entry per container: an image used twice counts twice, as upstream.
-            np.add.at(sums, img_rows, img_scores)
-        max_threshold = MAX_CONTAINER_THRESHOLD * len(names)
-        s = sums[rows]
-        s = np.where(s < MIN_THRESHOLD, MIN_THRESHOLD, np.where(s > max_threshold, max_threshold, s))
-        # Operands are non-negative and max_threshold > MIN_THRESHOLD (>= 1 container), so
-        # floor division equals Go's truncation.
-        return (MAX_NODE_SCORE * (s - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+        out: IntArray = scores[rows]
+        return out
 
 
 def new(args: object, handle: Handle) -> ImageLocality:

@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
-from typing import cast
 
 import numpy as np
 
@@ -159,61 +157,37 @@ Contribution = tuple[tuple[tuple[TopologyPair, int], ...], ...]
 
 @dataclass(frozen=True, slots=True, eq=False)
 class NodeSet:
-    """The snapshot's NodeInfos having at least one pod: the only nodes that can add to a
-    count or a score (a node without pods contributes nothing to any map upstream builds).
+    """The cycle's nodes as the aggregates read them.
 
-    When the NodeInfos are rows of the snapshot's NodeTable, ``rows`` / ``generations``
-    are aligned with ``infos`` and ``by_row`` maps a row back to its NodeInfo; otherwise
-    ``rows`` is None and aggregates are computed from scratch."""
+    When the snapshot's NodeInfos are rows of its NodeTable, ``by_row`` maps a row to its
+    listed NodeInfo (None: not listed) and aggregates follow the table's change log:
+    only the rows changed since their last refresh are recomputed, and a full rebuild
+    visits only the rows a table column says may contribute (upstream's
+    HavePodsWith(RequiredAnti)AffinityNodeInfoList, or the nodes with pods). Otherwise
+    ``by_row`` is None and ``infos`` (the listed NodeInfos having pods, the only ones that
+    can add to a count or a score) are summed from scratch."""
 
-    infos: list[NodeInfo]
     table: NodeTable
     source: Sequence[NodeInfo]
-    rows: IntArray | None = None
-    generations: IntArray | None = None
-    by_row: list[NodeInfo | None] | None = None
-
-
-_GENERATION = attrgetter("generation")
-_WITH_PODS_KEY = NAME + "/with-pods"
-
-
-class _WithPods:
-    """The NodeInfos of the rows having pods, kept while the set of such rows, the node
-    version and the snapshot list stay the same (the usual case from one cycle to the next:
-    only the generations move)."""
-
-    __slots__ = ("version", "source", "rows", "infos")
-
-    def __init__(self, version: int, source: Sequence[NodeInfo], rows: IntArray, infos: list[NodeInfo]) -> None:
-        self.version = version
-        self.source = source
-        self.rows = rows
-        self.infos = infos
+    by_row: Sequence[NodeInfo | None] | None = None
+    infos: list[NodeInfo] | None = None
 
 
 def nodes_with_pods(handle: Handle) -> NodeSet:
+    """The cycle's :class:`NodeSet` (O(1) when the snapshot is backed by its table)."""
     snapshot = handle.snapshot
     source = snapshot.list()
     table = snapshot.table
     if source and source[0].table is table:
-        by_row = row_node_infos(table, source)
-        rows = np.flatnonzero(table.pod_count[: table.size])
-        cached = table.extras.get(_WITH_PODS_KEY)
-        selected: list[NodeInfo] | None = None
-        if (isinstance(cached, _WithPods) and cached.version == table.node_version and cached.source is source
-                and np.array_equal(cached.rows, rows)):
-            selected = cached.infos
-        else:
-            infos = [by_row[r] for r in rows.tolist()]
-            if None not in infos:
-                selected = cast(list[NodeInfo], infos)
-                table.extras[_WITH_PODS_KEY] = _WithPods(table.node_version, source, rows, selected)
-        if selected is not None:
-            gens = np.fromiter(map(_GENERATION, selected), np.int64, len(selected))
-            return NodeSet(selected, table, source, rows, gens, by_row)
+        return NodeSet(table, source, row_node_infos(table, source))
     # NodeInfos not backed by the table: scan the list.
-    return NodeSet([ni for ni in source if ni.pods], table, source)
+    return NodeSet(table, source, None, [ni for ni in source if ni.pods])
+
+
+# Table columns whose non-zero rows are the only ones that can contribute (Aggregate.refresh).
+WITH_PODS = "pod_count"
+WITH_AFFINITY = "affinity_count"
+WITH_REQUIRED_ANTI_AFFINITY = "anti_affinity_count"
 
 
 class Aggregate:
@@ -227,7 +201,7 @@ class Aggregate:
     methods; built on first use and then kept up to date.
     """
 
-    __slots__ = ("channels", "totals", "keys", "hits", "table", "node_version", "index", "arrays", "generations",
+    __slots__ = ("channels", "totals", "keys", "hits", "table", "node_version", "index", "arrays", "position",
                  "contributions")
 
     def __init__(self, channels: int) -> None:
@@ -244,8 +218,9 @@ class Aggregate:
         self.node_version = -1
         self.index: TopologyIndex | None = None
         self.arrays: list[dict[str, tuple[IntArray, dict[str, int]]]] = [{} for _ in range(n)]
-        # Per table row: the NodeInfo generation the contribution was computed at (-1: none).
-        self.generations = np.full(0, -1, np.int64)
+        # The table's change log position the sums are up to date with (-1: never built).
+        self.position = -1
+        # Per table row: its contribution in the sums (None: none).
         self.contributions: list[Contribution | None] = []
 
     def _apply(self, contrib: Contribution, sign: int) -> None:
@@ -277,45 +252,51 @@ class Aggregate:
         if nonempty:
             self.hits += sign
 
-    def refresh(self, nodes: NodeSet, compute: Callable[[NodeInfo], Contribution]) -> None:
-        """Bring the sums to exactly Σ compute(ni) over ``nodes``, recomputing only the
-        nodes whose generation changed since the previous refresh."""
-        if nodes.rows is None or nodes.generations is None or nodes.by_row is None:
+    def refresh(self, nodes: NodeSet, compute: Callable[[NodeInfo], Contribution], candidates: str) -> None:
+        """Bring the sums to exactly Σ compute(ni) over the listed nodes, recomputing only
+        the rows changed since the previous refresh. ``candidates`` names the table column
+        (WITH_PODS, WITH_AFFINITY, WITH_REQUIRED_ANTI_AFFINITY) outside whose non-zero
+        rows ``compute`` gives nothing: a rebuild visits only those rows."""
+        by_row = nodes.by_row
+        if by_row is None:
             self._reset(None)
-            for ni in nodes.infos:
+            for ni in nodes.infos or ():
                 self._apply(compute(ni), 1)
             return
         table = nodes.table
         if table is not self.table:
             self._reset(table)
         if self.node_version != table.node_version:
-            # Node objects changed (their NodeInfo generations too): new value ids.
+            # Node objects changed (their rows are in the change log too): new value ids.
             self.node_version = table.node_version
             self.index = topology_index(table)
             self.arrays = [{} for _ in range(self.channels)]
         size = table.size
-        if len(self.generations) < size:
-            grown = np.full(size, -1, np.int64)
-            grown[: len(self.generations)] = self.generations
-            self.generations = grown
-            self.contributions.extend([None] * (size - len(self.contributions)))
-        current = np.full(size, -1, np.int64)
-        current[nodes.rows] = nodes.generations
-        changed = np.flatnonzero(current != self.generations[:size]).tolist()
-        by_row = nodes.by_row
         contributions = self.contributions
-        for r in changed:
+        if len(contributions) < size:
+            contributions.extend([None] * (size - len(contributions)))
+        changed = table.changed_since(self.position) if self.position >= 0 else None
+        self.position = table.log_position
+        if changed is None:
+            # Rebuild: the sums from scratch over the rows that may contribute.
+            index, node_version = self.index, self.node_version
+            self._reset(table)
+            self.index, self.node_version, self.position = index, node_version, table.log_position
+            contributions = self.contributions = [None] * size
+            rows: list[int] = np.flatnonzero(getattr(table, candidates)[:size]).tolist()
+        else:
+            rows = list(dict.fromkeys(changed)) if len(changed) > 1 else changed
+        for r in rows:
             old = contributions[r]
             if old is not None:
                 self._apply(old, -1)
-            info = by_row[r] if current[r] >= 0 else None
+            info = by_row[r] if r < len(by_row) else None
             if info is not None:
                 new = compute(info)
                 self._apply(new, 1)
                 contributions[r] = new
             else:
                 contributions[r] = None
-        self.generations[:size] = current
 
     def channel_keys(self, c: int) -> list[str]:
         return [k for k, n in self.keys[c].items() if n > 0]

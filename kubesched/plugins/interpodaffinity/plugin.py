@@ -36,6 +36,9 @@ from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
 from kubesched.plugins.interpodaffinity.common import (
     NAME,
+    WITH_AFFINITY,
+    WITH_PODS,
+    WITH_REQUIRED_ANTI_AFFINITY,
     Aggregate,
     AggregateCache,
     Contribution,
@@ -188,7 +191,7 @@ class InterPodAffinity:
                             counts[pair] = counts.get(pair, 0) + 1
             return (tuple(counts.items()),)
 
-        agg.refresh(nodes, contribution)
+        agg.refresh(nodes, contribution, WITH_REQUIRED_ANTI_AFFINITY)
         return agg
 
     def _incoming_affinity_anti_affinity_counts(self, nodes: NodeSet, affinity_terms: tuple[IncomingTerm, ...],
@@ -224,7 +227,7 @@ class InterPodAffinity:
                             anti[pair] = anti.get(pair, 0) + 1
             return tuple(affinity.items()), tuple(anti.items())
 
-        agg.refresh(nodes, contribution)
+        agg.refresh(nodes, contribution, WITH_PODS)
         return agg
 
     def pre_filter_extensions(self) -> InterPodAffinity:
@@ -347,7 +350,7 @@ class InterPodAffinity:
                         add(wt.term.topology_key, -wt.weight)
             return (tuple(acc.items()),)
 
-        agg.refresh(with_pods, contribution)
+        agg.refresh(with_pods, contribution, WITH_PODS if has_constraints else WITH_AFFINITY)
         if agg.hits == 0:
             return SKIP
         keys = agg.channel_keys(0)

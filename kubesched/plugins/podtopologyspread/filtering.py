@@ -17,7 +17,7 @@ import numpy.typing as npt
 from kubesched.framework import NodeInfo, NodeTable
 from kubesched.objects import Node, Pod
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
-from kubesched.plugins.podtopologyspread._index import KeyColumn, PodCounts, TopologyIndex
+from kubesched.plugins.podtopologyspread._index import KeyColumn, PodCounts, TopologyIndex, domain_sums
 from kubesched.plugins.podtopologyspread.common import (
     Constraint,
     count_pods_match_selector,
@@ -158,51 +158,53 @@ def _paths_from_arrays(values: Sequence[str], match: IntArray, present: BoolArra
 
 def compute_state(pod: Pod, constraints: tuple[Constraint, ...], table: NodeTable, index: TopologyIndex,
                   counts: PodCounts) -> PreFilterState:
-    """calPreFilterState over the table: vectorized over the snapshot's rows."""
-    rows = counts.rows
-    gens = counts.generations()
+    """calPreFilterState over the table: per topology key, the matching pods of the nodes
+    having every constraint's key (and passing the constraint's node inclusion policies)
+    summed per value — sums kept across cycles (:func:`domain_sums`), so a cycle costs the
+    rows changed since the previous one plus one pass over the key's values."""
     keys = list(dict.fromkeys(c.topology_key for c in constraints))
     cols: dict[str, KeyColumn] = {k: index.column(table, k) for k in keys}
-    node_ids = {k: cols[k].ids[rows] for k in keys}
-    eligible = np.ones(rows.size, np.bool_)
-    for k in keys:
-        eligible &= node_ids[k] >= 0
-    aff: BoolArray | None = None
-    taint: BoolArray | None = None
-    if any(c.honor_affinity for c in constraints):
-        m = index.affinity_match(table, pod)
-        aff = m[rows] if m is not None else None
-    if any(c.honor_taints for c in constraints):
-        taint = index.taints_tolerated(table, pod.tolerations)[rows]
+    honor_affinity = any(c.honor_affinity for c in constraints)
+    honor_taints = any(c.honor_taints for c in constraints)
+    # What the inclusion masks depend on besides the nodes.
+    pod_key = (tuple(keys), index.affinity_key(pod) if honor_affinity else None,
+               pod.tolerations if honor_taints else None)
     out: dict[str, KeyCounts] = {}
     present_values: dict[str, list[str]] = {}
     for k in keys:
         col = cols[k]
-        eff = np.zeros(rows.size, np.int64)
-        included_any = np.zeros(rows.size, np.bool_)
-        for c in constraints:
-            if c.topology_key != k:
-                continue
-            inc = eligible
-            if c.honor_affinity and aff is not None:
-                inc = inc & aff
-            if c.honor_taints and taint is not None:
-                inc = inc & taint
-            if c.selector.empty() or c.selector.nothing:
-                cnt: IntArray = np.zeros(rows.size, np.int64)
-            else:
-                cnt = counts.counts(table, pod.namespace, c.selector, gens)[rows]
-            # tpCounts[pair] = count: a later constraint on the same key replaces the count.
-            eff = np.where(inc, cnt, eff)
-            included_any |= inc
-        vids = node_ids[k][included_any]
-        nv = len(col.vocab)
-        match = np.bincount(vids, weights=eff[included_any], minlength=nv).astype(np.int64)
-        present = np.bincount(vids, minlength=nv) > 0
-        domains = int(present.sum())
-        paths = _paths_from_arrays(col.values, match, present, col.rank)
-        out[k] = KeyCounts(k, col.vocab, col.ids, match, paths, domains)
-        present_values[k] = [col.values[i] for i in np.flatnonzero(present).tolist()]
+        on_key = [c for c in constraints if c.topology_key == k]
+        layers = [None if c.selector.empty() or c.selector.nothing
+                  else counts.counts(table, pod.namespace, c.selector) for c in on_key]
+
+        def masks(on_key: list[Constraint] = on_key) -> list[BoolArray]:
+            listed = np.zeros(table.size, np.bool_)
+            listed[counts.rows] = True
+            eligible = listed
+            for key in keys:
+                eligible &= cols[key].ids >= 0
+            aff = index.affinity_match(table, pod) if honor_affinity else None
+            taint = index.taints_tolerated(table, pod.tolerations) if honor_taints else None
+            out: list[BoolArray] = []
+            for c in on_key:
+                inc = eligible
+                if c.honor_affinity and aff is not None:
+                    inc = inc & aff
+                if c.honor_taints and taint is not None:
+                    inc = inc & taint
+                out.append(inc)
+            return out
+
+        sums_key = ("filter", pod.namespace, k, tuple((c.selector, c.honor_affinity, c.honor_taints) for c in on_key),
+                    pod_key)
+        ds = domain_sums(table, sums_key, col.ids, len(col.vocab), masks, layers)
+        match = ds.sums.copy()
+        paths = _paths_from_arrays(col.values, match, ds.present, col.rank)
+        out[k] = KeyCounts(k, col.vocab, col.ids, match, paths, len(ds.present_ids))
+        if ds.present_values is None:
+            values = col.values
+            ds.present_values = [values[i] for i in ds.present_ids]
+        present_values[k] = ds.present_values
     self_match = tuple(int(c.selector.matches(pod.labels)) for c in constraints)
     return PreFilterState(constraints, self_match, out, present_values, table.node_version)
 

@@ -34,6 +34,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Pod, TopologySpreadConstraint
 from kubesched.plugins.podtopologyspread import filtering, scoring
 from kubesched.plugins.podtopologyspread._index import pod_counts, topology_index
@@ -170,8 +171,7 @@ class PodTopologySpread:
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
         table = snap.table
         counts = pod_counts(table, infos)
-        if counts is None or any(ni.index < 0 or ni.index >= table.size or table.nodes[ni.index] is not ni.node
-                                 for ni in nodes):
+        if counts is None or not _rows_of_table(nodes, table):
             st = scoring.compute_state_plain(pod, constraints, nodes, require_all, infos)
         else:
             st = scoring.compute_state(pod, constraints, nodes, require_all, table, topology_index(table), counts)
@@ -225,6 +225,13 @@ class PodTopologySpread:
         else:
             raise PluginError(f"{NAME}: cannot tell which of {scores.size} scores belong to ignored nodes")
         return scoring.normalize(scores, ignored)
+
+
+def _rows_of_table(nodes: Sequence[NodeInfo], table: NodeTable) -> bool:
+    """Are ``nodes`` rows of ``table`` holding their nodes (the scheduler's RowNodes are)?"""
+    if isinstance(nodes, RowNodes):
+        return nodes.table is table
+    return not any(ni.index < 0 or ni.index >= table.size or table.nodes[ni.index] is not ni.node for ni in nodes)
 
 
 def _validate(args: PodTopologySpreadArgs) -> None:

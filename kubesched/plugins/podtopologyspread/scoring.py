@@ -14,10 +14,11 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework import MAX_NODE_SCORE, NodeInfo, NodeTable
+from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.gomath import go_round
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
-from kubesched.plugins.podtopologyspread._index import KeyColumn, PodCounts, TopologyIndex
+from kubesched.plugins.podtopologyspread._index import KeyColumn, PodCounts, TopologyIndex, domain_sums
 from kubesched.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,
@@ -95,14 +96,14 @@ class PreScoreState:
 
 def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence[NodeInfo], require_all: bool,
                   table: NodeTable, index: TopologyIndex, counts: PodCounts) -> PreScoreState:
-    """initPreScoreState + PreScore's counting, vectorized over table rows."""
-    frows = np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
+    """initPreScoreState + PreScore's counting, vectorized over table rows: pairs and
+    weights from the scored nodes, counts over every node (the per-value sums kept across
+    cycles by :func:`domain_sums`)."""
+    frows = nodes.rows if isinstance(nodes, RowNodes) else np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
     keys = list(dict.fromkeys(c.topology_key for c in constraints))
     cols: dict[str, KeyColumn] = {k: index.column(table, k) for k in keys}
     size = table.size
-    has_all = np.ones(size, np.bool_)
-    for k in keys:
-        has_all &= cols[k].ids >= 0
+    has_all = index.has_all(table, tuple(keys))
     ignored_rows = np.zeros(size, np.bool_)
     ignored: frozenset[str] = frozenset()
     fkeep = np.ones(frows.size, np.bool_)
@@ -119,13 +120,11 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence
         k = c.topology_key
         if k == LABEL_HOSTNAME or k in pairs:
             continue
-        col = cols[k]
-        nv = len(col.vocab)
-        empty_id = col.vocab.get("", nv)
-        pids = np.where(col.ids >= 0, col.ids, empty_id)
+        nv = len(cols[k].vocab)
+        pids, empty_id = index.pair_ids(table, k)
         created = np.zeros(nv + 1, np.bool_)
         created[pids[kept]] = True
-        pairs[k] = PairCounts(col.vocab, pids, empty_id, np.zeros(nv + 1, np.int64), created)
+        pairs[k] = PairCounts(cols[k].vocab, pids, empty_id, np.zeros(nv + 1, np.int64), created)
         first_of_key.add(i)
     weights: list[float] = []
     for i, c in enumerate(constraints):
@@ -137,17 +136,11 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence
             sz = 0
         weights.append(topology_normalizing_weight(sz))
 
-    # Counting over all snapshot nodes.
-    rows = counts.rows
-    gens = counts.generations()
-    eligible = has_all[rows] if require_all else np.ones(rows.size, np.bool_)
-    aff: BoolArray | None = None
-    taint: BoolArray | None = None
-    if any(c.honor_affinity for c in constraints):
-        m = index.affinity_match(table, pod)
-        aff = m[rows] if m is not None else None
-    if any(c.honor_taints for c in constraints):
-        taint = index.taints_tolerated(table, pod.tolerations)[rows]
+    # Counting over all snapshot nodes: per pair, the matching pods of the included nodes.
+    honor_affinity = any(c.honor_affinity for c in constraints)
+    honor_taints = any(c.honor_taints for c in constraints)
+    pod_key = (require_all, tuple(keys), index.affinity_key(pod) if honor_affinity else None,
+               pod.tolerations if honor_taints else None)
     host_counts: dict[int, IntArray] = {}
     for i, c in enumerate(constraints):
         empty_sel = c.selector.empty() or c.selector.nothing
@@ -155,21 +148,30 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence
             if empty_sel:
                 host_counts[i] = np.zeros(size, np.int64)
             else:
-                host_counts[i] = counts.counts(table, pod.namespace, c.selector, gens).copy()
+                host_counts[i] = counts.counts(table, pod.namespace, c.selector).copy()
             continue
         if empty_sel:
             continue
         pc = pairs[c.topology_key]
-        inc = eligible
-        if c.honor_affinity and aff is not None:
-            inc = inc & aff
-        if c.honor_taints and taint is not None:
-            inc = inc & taint
         assert pc.row_ids is not None
-        pids = pc.row_ids[rows]
-        sel = inc & pc.created[pids]
-        cnt = counts.counts(table, pod.namespace, c.selector, gens)[rows]
-        pc.counter += np.bincount(pids[sel], weights=cnt[sel], minlength=pc.counter.size).astype(np.int64)
+
+        def masks(c: Constraint = c) -> list[BoolArray]:
+            inc = np.zeros(size, np.bool_)
+            inc[counts.rows] = True
+            if require_all:
+                inc &= has_all
+            if c.honor_affinity:
+                aff = index.affinity_match(table, pod)
+                if aff is not None:
+                    inc &= aff
+            if c.honor_taints:
+                inc &= index.taints_tolerated(table, pod.tolerations)
+            return [inc]
+
+        layer = counts.counts(table, pod.namespace, c.selector)
+        ds = domain_sums(table, ("score", pod.namespace, c.topology_key, c.selector, c.honor_affinity, c.honor_taints,
+                                 pod_key), pc.row_ids, pc.counter.size, masks, [layer])
+        pc.counter += np.where(pc.created, ds.sums, 0)
     return PreScoreState(constraints, ignored, ignored_rows, pairs, tuple(weights), host_counts,
                          {k: cols[k].ids for k in keys}, table.node_version, ~fkeep)
 

@@ -20,7 +20,7 @@ import pytest
 
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.config.args import InterPodAffinityArgs
-from kubesched.framework import AffinityTerm, CycleState, NodeInfo, NodeScore, PodInfo, StateKey, Status
+from kubesched.framework import AffinityTerm, CycleState, NodeInfo, NodeScore, NodeTable, PodInfo, StateKey, Status
 from kubesched.objects import LabelSelector, Namespace, Node, ObjectMeta, Pod
 from kubesched.plugins.interpodaffinity import NAME, InterPodAffinity, new
 from kubesched.plugins.interpodaffinity.filtering import (
@@ -297,6 +297,10 @@ def check_cycle(pl: InterPodAffinity, handle: FrameworkHandle, incoming: Pod, rn
         assert list(pl.filter_batch(state, incoming, table, rows)) == [x is None for x in per_node]
         codes, statuses = pl.filter_batch_status(state, incoming, table, rows)
         assert [statuses[c] for c in codes.tolist()] == per_node
+        # Any subset of the rows, in any order (the scheduler asks for the rejected ones).
+        picked = rng.sample(range(len(infos)), rng.randint(0, len(infos)))
+        codes, statuses = pl.filter_batch_status(state, incoming, table, rows[picked])
+        assert [statuses[c] for c in codes.tolist()] == [per_node[i] for i in picked]
         # Nominated pods / preemption: AddPod and RemovePod on a clone.
         cloned = state.clone()
         for _ in range(3):
@@ -338,11 +342,15 @@ def test_random_cluster_matches_reference_per_node_and_batch(seed: int) -> None:
         check_cycle(pl, handle, rand_pod(rng, p_required=0.5, p_preferred=0.5), rng)
 
 
+@pytest.mark.parametrize("short_log", [False, True], ids=["", "change log trimmed often"])
 @pytest.mark.parametrize("seed", range(16), ids=[f"caches kept across changing cluster {i} stay exact"
                                                  for i in range(16)])
-def test_plugin_caches_follow_cluster_changes(seed: int) -> None:
+def test_plugin_caches_follow_cluster_changes(seed: int, short_log: bool, monkeypatch: Any) -> None:
     """One plugin instance over many cycles while pods are bound and deleted and nodes are
-    relabelled, added and removed; incoming pods repeat so the cached aggregates are reused."""
+    relabelled, added and removed; incoming pods repeat so the cached aggregates are reused
+    (and, when the table's change log is trimmed often, rebuilt)."""
+    if short_log:
+        monkeypatch.setattr(NodeTable, "_log_limit", lambda self: 1)
     rng = random.Random(1000 + seed)
     nodes, pods = rand_cluster(rng, 8, 20)
     handle = handle_for(nodes, pods, NAMESPACES)

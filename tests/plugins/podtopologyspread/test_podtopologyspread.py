@@ -19,7 +19,7 @@ from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config.args import LIST_DEFAULTING, PodTopologySpreadArgs
 from kubesched.errors import ConfigError
-from kubesched.framework import GVK, ActionType, Code, CycleState, NodeInfo, NodeScore, PodInfo, Status
+from kubesched.framework import GVK, ActionType, Code, CycleState, NodeInfo, NodeScore, NodeTable, PodInfo, Status
 from kubesched.objects import LabelSelector, Node, Pod, Requirement, TopologySpreadConstraint
 from kubesched.plugins.helpers.gomath import go_round
 from kubesched.plugins.podtopologyspread import NAME, PodTopologySpread, filtering, new, scoring
@@ -1231,6 +1231,10 @@ def check_equivalence(rng: random.Random, h: FrameworkHandle, pl: PodTopologySpr
             assert pl.filter_batch(st, pod, table, rows).tolist() == [x is None for x in per_node]
             codes, statuses = pl.filter_batch_status(st, pod, table, rows)
             assert [statuses[c] for c in codes.tolist()] == per_node
+            # Any subset of the rows, in any order (the scheduler asks for the rejected ones).
+            picked = rng.sample(range(len(infos)), rng.randint(0, len(infos)))
+            codes, statuses = pl.filter_batch_status(st, pod, table, rows[picked])
+            assert [statuses[c] for c in codes.tolist()] == [per_node[i] for i in picked]
             if step == 2 or not infos:
                 break
             # A preemption-like sequence of RemovePod/AddPod on clones of both states.
@@ -1282,18 +1286,27 @@ def test_batch_equals_per_node_on_random_clusters(seed: int) -> None:
         check_equivalence(rng, h, pl, random_pod(rng))
 
 
+@pytest.mark.parametrize("short_log", [False, True], ids=["", "change log trimmed often"])
 @pytest.mark.parametrize("seed", [pytest.param(s, id=f"cached counts follow cluster changes {s}") for s in range(25)])
-def test_cached_counts_follow_cluster_changes(seed: int) -> None:
-    """The per-row count cache survives across cycles: pods bound and removed, nodes added,
-    relabelled and removed between cycles must still give the node-by-node answer."""
+def test_cached_counts_follow_cluster_changes(seed: int, short_log: bool, monkeypatch: Any) -> None:
+    """The per-row count cache and the per-value sums survive across cycles: pods bound and
+    removed, nodes added, relabelled and removed between cycles must still give the
+    node-by-node answer — also when the table's change log is trimmed so often that the
+    caches must rebuild from scratch."""
+    if short_log:
+        monkeypatch.setattr(NodeTable, "_log_limit", lambda self: 1)
     rng = random.Random(1000 + seed)
     nodes, pods, objects = random_cluster(rng)
     h, pl = setup(nodes, pods, None, objects)
     live = {p.uid: p for p in pods}
-    pod = make_pod().name("incoming").label("app", "a").label("tier", "x") \
+    fixed = make_pod().name("incoming").label("app", "a").label("tier", "x") \
         .spread(1, ZONE, selector={"matchLabels": {"app": "a"}}) \
         .spread(2, HOSTNAME, "ScheduleAnyway", {"matchLabels": {"app": "a"}}).obj()
-    for cycle in range(8):
+    # A few pods coming back cycle after cycle (their cached sums are reused), with node
+    # affinity, tolerations and inclusion policies.
+    pool = [fixed, *(random_pod(rng) for _ in range(3))]
+    for cycle in range(12):
+        pod = rng.choice(pool)
         check_equivalence(rng, h, pl, pod)
         names = [ni.name for ni in h.snapshot.list()]
         action = rng.choice(["bind", "bind", "delete", "add-node", "relabel", "remove-node"])
