@@ -248,5 +248,5 @@ def test_config_validate_knows_out_of_tree_plugins_and_checks_their_args(tmp_pat
     bad.write_text(GANG_CONFIG.read_text().replace("permitWaitingTimeSeconds: 30", "permitWaitingTimeSeconds: soon"))
     r = CliRunner().invoke(main, ["config", "validate", str(bad), "--plugin", "examples.plugins.coscheduling:new"])
     assert r.exit_code == 2
-    assert r.output.strip() == ("error: profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid value: "
-                                "'soon': expected integer, got string")
+    assert r.output.strip() == (f"error: {bad}: profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid "
+                                "value: 'soon': expected integer, got string")

@@ -424,6 +424,14 @@ def slow_responses(r: Run) -> str:
     r.api.delay_next(3, 1.5, verbs=["create"], resources=["events"], user_agent=A)
     wait_until(lambda: r.api.faults_left() == 0, timeout=10.0, what="every delay hit")
     r.wait_all()
+
+    def events_settled() -> bool:
+        # A timed-out event write is retried (every 0.5 s here): let the retries land before stopping.
+        evs, placed = r.scheduled_events(), r.placements()
+        failed_now = {e["regarding"]["name"] for e in r.api.objects("events") if e.get("reason") == "FailedScheduling"}
+        return all(evs[n] for n in r.expected() if placed.get(n) and n not in failed_now)
+
+    wait_until(events_settled, timeout=10.0, what="every bound pod's Scheduled event written")
     failures = sched.stats.bind_failures
     r.stop_all()
     conflicts = len(r.binds(A, 409))
