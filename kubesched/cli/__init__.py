@@ -378,7 +378,7 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
                    "(plus a DaemonSet pod per node)]")
 @click.option("--workload",
               type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "preemption-pdb",
-                                 "daemonset", "unschedulable", "mixed", "extender", "live"]),
+                                 "daemonset", "unschedulable", "mixed", "extender", "live", "soak", "soak-live"]),
               default="basic", show_default=True,
               help="Shapes of kube-scheduler's scheduler_perf (test/integration/scheduler_perf/config/"
                    "performance-config.yaml). basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
@@ -393,7 +393,13 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
                    "latency one local HTTP extender (filter + prioritize) adds per scheduling attempt, with "
                    "nodeCacheCapable false and true, against the same run without it; live: the live "
                    "scheduler end to end through a local API server (nodes and pods created over HTTP, "
-                   "pods/s until all are bound; default 500 nodes, 1000 pods).")
+                   "pods/s until all are bound; default 500 nodes, 1000 pods); soak: --pods arrivals and "
+                   "departures (pods with lifetimes, a mix of shapes, nodes drained and joining) on the scheduling "
+                   "queue's virtual clock, invariant checker on: RSS at 10/50/100% of the arrivals must grow under "
+                   "10% after warm-up, every departed pod must be forgotten (default 5000 nodes, 1000000 "
+                   "arrivals); soak-live: the same stream against the live scheduler through a local API server "
+                   "with injected faults (API errors, lost replies, cut watches, restarts): no pod lost or bound "
+                   "twice, scheduler RSS flat (default 200 nodes, 50000 arrivals).")
 @click.option("--live", "live", is_flag=True, help="Same as --workload live.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
@@ -418,6 +424,17 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
 
         res = run_live_bench(DEFAULT_NODES if nodes is None else nodes, DEFAULT_PODS if pods is None else pods,
                              seed=seed)
+    elif workload == "soak":
+        from kubesched.soak import SOAK_ARRIVALS, SOAK_NODES, run_soak
+
+        res = run_soak(SOAK_NODES if nodes is None else nodes, SOAK_ARRIVALS if pods is None else pods, seed=seed,
+                       progress=lambda line: click.echo(line, err=True))
+    elif workload == "soak-live":
+        from kubesched.soak_live import DEFAULT_ARRIVALS, run_soak_live
+        from kubesched.soak_live import DEFAULT_NODES as SOAK_LIVE_NODES
+
+        res = run_soak_live(SOAK_LIVE_NODES if nodes is None else nodes, DEFAULT_ARRIVALS if pods is None else pods,
+                            seed=seed, progress=lambda line: click.echo(line, err=True))
     elif workload == "extender":
         counts = EXTENDER_NODE_COUNTS if nodes is None else (nodes,)
         res = run_extender_bench(counts, pods, seed=seed)
