@@ -560,6 +560,9 @@ def _run(num_nodes: int, arrivals: int, *, seed: int, faults: int, growth_limit:
 
         while not stream.exhausted:
             while behind():
+                if not sched.loop_alive():
+                    # Waiting on a dead loop would never end: report why it stopped.
+                    raise KubeschedError(f"soak-live: the scheduling loop stopped: {sched.loop_error!r}")
                 time.sleep(0.002)
             ev = stream.pop()
             if ev.kind == ARRIVE:

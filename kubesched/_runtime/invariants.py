@@ -284,7 +284,9 @@ class InvariantChecker:
                         raise fail("cache-matches-cluster", f"the binding cycle succeeded but the cluster has the "
                                                             f"pod {where}", host)
                     self._check_placement(pod, host, fail)
-                self._check_listed_once(pod, host, fail)
+                if node is not None:
+                    # A live pod deleted since its bind (excused just above) is rightly in no NodeInfo.
+                    self._check_listed_once(pod, node, fail)
             elif node is not None and not self._cluster_agrees(cur, uid, node):
                 where = "gone" if cur is None else f"bound to {cur.node_name or 'no node'}"
                 raise fail("cache-matches-cluster", f"the cycle failed ({outcome}) but the cache holds the pod there, "

@@ -243,6 +243,7 @@ class LiveScheduler:
         self._next_unschedulable_flush = 0.0
         self._started = False
         self._loop_thread: threading.Thread | None = None
+        self.loop_error: BaseException | None = None
         self._is_leader: Callable[[], bool] | None = None  # run()'s: no API write once it turns False
         self._unsent: set[str] = set()  # pods whose bind the stop dropped before it was sent
 
@@ -480,10 +481,21 @@ class LiveScheduler:
     def start_loop(self, is_leader: Callable[[], bool] | None = None) -> LiveScheduler:
         """:meth:`start`, then :meth:`run` on a background thread (tests, bench)."""
         self.start()
-        self._loop_thread = threading.Thread(target=self.run, kwargs={"is_leader": is_leader},
-                                             name="scheduling-loop", daemon=True)
+
+        def loop() -> None:
+            try:
+                self.run(is_leader=is_leader)
+            except BaseException as e:
+                self.loop_error = e  # for whoever waits on the loop (loop_alive)
+                raise
+
+        self._loop_thread = threading.Thread(target=loop, name="scheduling-loop", daemon=True)
         self._loop_thread.start()
         return self
+
+    def loop_alive(self) -> bool:
+        """The loop of :meth:`start_loop` is running; when it died, ``loop_error`` says why."""
+        return self._loop_thread is not None and self._loop_thread.is_alive()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop popping pods, wait for the binding cycles in flight (a bind already sent
