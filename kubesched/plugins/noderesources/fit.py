@@ -255,41 +255,14 @@ class Fit:
             return None
         return Status.unschedulable(*(r.reason for r in insufficient))
 
-    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+    def _shortfalls(self, state: CycleState, table: NodeTable,
+                    sel: RowSelection) -> tuple[list[str], list[BoolArray]]:
+        """fitsRequest's checks over the selected rows, in its order (pods, cpu, memory,
+        ephemeral-storage, then the pod's scalar resources): each check's reason and the rows
+        it rejects. The one computation behind filter_batch and filter_batch_status."""
         req = state.get(_PRE_FILTER_KEY)
         if req is None:
             raise PluginError(_MISSING_PRE_FILTER_STATE)
-        sel = RowSelection(table, rows)
-        ok: BoolArray = sel.take(table.pod_count) < sel.take(table.alloc_pods)
-        if not req.is_empty():
-            if req.milli_cpu > 0:
-                ok &= req.milli_cpu <= sel.take(table.alloc_cpu) - sel.take(table.req_cpu)
-            if req.memory > 0:
-                ok &= req.memory <= sel.take(table.alloc_mem) - sel.take(table.req_mem)
-            if req.ephemeral_storage > 0:
-                ok &= req.ephemeral_storage <= sel.take(table.alloc_eph) - sel.take(table.req_eph)
-            for name, q in req.scalar:
-                if q == 0 or _is_ignored(name, self.ignored_resources, self.ignored_resource_groups):
-                    continue
-                alloc_col = table.scalar_alloc.get(name)
-                req_col = table.scalar_req.get(name)
-                free = sel.take(alloc_col) if alloc_col is not None else np.zeros(sel.size, np.int64)
-                if req_col is not None:
-                    free = free - sel.take(req_col)
-                ok &= q <= free
-        return ok[rows] if sel.full else ok
-
-    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
-                            rows: IntArray) -> tuple[IntArray, list[Status | None]]:
-        """Filter's status for every row at once: each row's set of insufficient resources
-        (fitsRequest's checks, in its order: pods, cpu, memory, ephemeral-storage, then the
-        pod's scalar resources) is one code, and each distinct set one Unschedulable status
-        with fitsRequest's reasons. Saves the per-node Filter on every rejected node, which
-        the scheduler needs for the diagnosis (on a filling cluster, most nodes it looks at)."""
-        req = state.get(_PRE_FILTER_KEY)
-        if req is None:
-            raise PluginError(_MISSING_PRE_FILTER_STATE)
-        sel = RowSelection(table, rows)
         reasons = [REASON_TOO_MANY_PODS]
         short = [sel.take(table.pod_count) >= sel.take(table.alloc_pods)]  # n_pods + 1 > allowed
         if not req.is_empty():
@@ -312,6 +285,22 @@ class Fit:
                     free = free - sel.take(req_col)
                 reasons.append(f"Insufficient {name}")
                 short.append(q > free)
+        return reasons, short
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        sel = RowSelection(table, rows)
+        _, short = self._shortfalls(state, table, sel)
+        ok: BoolArray = ~np.logical_or.reduce(short) if len(short) > 1 else ~short[0]
+        return ok[rows] if sel.full else ok
+
+    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
+                            rows: IntArray) -> tuple[IntArray, list[Status | None]]:
+        """Filter's status for every row at once: each row's set of insufficient resources
+        (fitsRequest's checks, in its order) is one code, and each distinct set one
+        Unschedulable status with fitsRequest's reasons. Saves the per-node Filter on every
+        rejected node, which the scheduler needs for the diagnosis."""
+        sel = RowSelection(table, rows)
+        reasons, short = self._shortfalls(state, table, sel)
         if len(rows) == 0:
             return np.zeros(0, np.int64), [None]
         # One code per distinct set of insufficient resources (a bit per reason while they fit
