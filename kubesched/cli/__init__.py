@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from kubesched.errors import KubeschedError
 
@@ -57,6 +55,11 @@ def _guard(fn: F) -> F:
 @click.version_option(package_name="kubesched")
 def main() -> None:
     """kubesched: kube-scheduler v1.30's decisions, in Python."""
+    from kubesched._entry import startup_done
+
+    # `run` resumes garbage collection itself, once its modules are loaded (its restart time).
+    if click.get_current_context().invoked_subcommand != "run":
+        startup_done()
 
 
 def _load_config(config: str | None, policy: str | None = None) -> Any:
@@ -187,6 +190,9 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             out["metrics"] = timed.metrics.as_dict(profile)
         click.echo(json.dumps(out, indent=1))
         return
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console()
     for line in load_summary(objs):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -320,6 +326,9 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
             attempts.append(data)
         click.echo(json.dumps({"explain": key, "attempts": attempts}, indent=1))
         return
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console()
     for step in steps:
         data = step_to_json(step)
@@ -489,9 +498,11 @@ def run_command(config: str | None, kubeconfig: str, master: str, deterministic:
     restarts as a candidate). Exit 2 stays reserved for bad input."""
     import logging
 
+    from kubesched._entry import startup_done
     from kubesched._runtime.registry import full_registry
     from kubesched.live.command import RunOptions, redact_credentials_in_logs, run
 
+    startup_done()
     # klog prints Info at the default verbosity (-v=0): so do we; -v raises it to debug.
     logging.basicConfig(level=logging.DEBUG if verbosity >= 4 else logging.INFO,
                         format="%(asctime)s %(levelname).1s %(name)s] %(message)s")

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.console import Console
-from rich.table import Table
 
 from kubesched.cli import _guard, _load_config, _plural, echo_data, main
-from kubesched.whatif.capacity import CapacityResult, format_resource
+
+if TYPE_CHECKING:  # the whatif engine is imported by the command itself: `kubesched run` starts without it
+    from kubesched.whatif.capacity import CapacityResult
 
 # Beyond this many nodes the table shows the first ones (by name) and sums up the rest.
 TABLE_NODE_LIMIT = 50
@@ -75,6 +77,11 @@ def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: 
 
 
 def _print_table(res: CapacityResult) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from kubesched.whatif.capacity import format_resource
+
     console = Console()
 
     def say(line: str = "") -> None:

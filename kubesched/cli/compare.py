@@ -4,15 +4,15 @@ configurations (kubesched.whatif.compare)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from kubesched.cli import _guard, _load_config, echo_data, load_summary, main
 from kubesched.errors import KubeschedError
-from kubesched.whatif.compare import BOUND, CompareResult, Outcome
+
+if TYPE_CHECKING:  # the whatif engine is imported by the command itself: `kubesched run` starts without it
+    from kubesched.whatif.compare import CompareResult, Outcome
 
 DEFAULT = "default"
 
@@ -101,10 +101,15 @@ def _pct(x: float) -> str:
 
 
 def _where(o: Outcome) -> str:
+    from kubesched.whatif.compare import BOUND
+
     return o.node or "" if o.state == BOUND else f"({o.state})"
 
 
 def _print(res: CompareResult, summary: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console()
 
     def say(line: str = "") -> None:

@@ -9,8 +9,6 @@ import sys
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from kubesched.cli import _guard, _load_config, load_summary, main
 from kubesched.errors import KubeschedError
@@ -93,6 +91,9 @@ def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, ou
 
 
 def _print_table(result: Any, objs: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console()
     for line in load_summary(objs):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
