@@ -3,6 +3,7 @@ configurations (kubesched.whatif.compare)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -35,6 +36,9 @@ DEFAULT = "default"
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY", help="Out-of-tree plugin factory.")
 @click.option("--ignore-unknown-kinds", "ignore_unknown_kinds", is_flag=True,
               help="Skip (and report) objects of kinds kubesched does not know instead of failing.")
+@click.option("--jobs", "jobs", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+              help="Run N configurations' simulations at once, in forked processes (0: one per configuration, at "
+                   "most one per CPU core). The results do not depend on it.")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 @click.option("--report", "report", type=click.Path(), metavar="OUT.html",
               help="Also write a self-contained HTML report: the configurations side by side, node utilisation "
@@ -42,7 +46,7 @@ DEFAULT = "default"
 @_guard
 def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: bool, seed: int | None,
                     controllers: str, plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str,
-                    report: str | None = None) -> None:
+                    report: str | None = None, jobs: int = 0) -> None:
     """Simulate the pending pods of PATHS under each --config and compare: pods bound,
     unschedulable and preempted, nodes left empty, the requested share of each resource over
     the nodes (mean and standard deviation), and every pod placed differently."""
@@ -65,7 +69,9 @@ def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: 
              for name, value in zip(_labels(configs), configs, strict=True)]
     objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
                           controllers=cast(Controllers, controllers))
-    res = compare(objs, named, timeline=timeline, seed=seed, registry=registry)
+    if jobs == 0:
+        jobs = min(len(named), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    res = compare(objs, named, timeline=timeline, seed=seed, registry=registry, jobs=jobs)
     if report:
         from kubesched.whatif.whatif_report import compare_report
 

@@ -29,16 +29,26 @@ Definitions the numbers rest on:
 - **empty node**: a node whose pods are all DaemonSet pods (controller ownerReference of kind
   DaemonSet) or mirror pods (``kubernetes.io/config.mirror`` annotation), if any: what would be
   left if its workloads moved away — the nodes a bin-packing configuration frees.
+
+The configurations' simulations are independent: with ``jobs`` > 1 they run in that many
+forked worker processes at once (each simulation is single-threaded Python; a fork shares the
+parsed objects copy-on-write and each child returns its summary). Every simulator is built in
+the parent first, so a configuration error is raised as it would be with ``jobs=1``; the
+results are the same objects either way (tests/whatif/test_compare.py proves it).
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
+import pickle
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.errors import KubeschedError
 from kubesched.framework import NodeInfo
 from kubesched.objects import ClusterObjects, Pod
 from kubesched.plugins.registry import Factory
@@ -156,18 +166,25 @@ class CompareResult:
 
 def compare(objs: ClusterObjects, configs: Sequence[tuple[str, KubeSchedulerConfiguration]], *,
             timeline: bool = False, seed: int | None = None,
-            registry: Mapping[str, Factory] | None = None) -> CompareResult:
-    """Simulate ``objs`` once per (name, configuration) and compare the outcomes."""
+            registry: Mapping[str, Factory] | None = None, jobs: int = 1) -> CompareResult:
+    """Simulate ``objs`` once per (name, configuration) and compare the outcomes; ``jobs``
+    simulations at a time (forked processes when > 1 and the platform can fork)."""
     pending = [p for p in objs.pods if not p.node_name]
-    outcomes: list[ConfigOutcome] = []
-    for name, cfg in configs:
-        sim: Simulator
+    names = [name for name, _ in configs]
+
+    def build(cfg: KubeSchedulerConfiguration) -> Simulator:
         if timeline:
-            sim = TimelineSimulator(objs, cfg, seed=seed, registry=registry)
-        else:
-            sim = Simulator(objs, cfg, deterministic=True, registry=registry)
-        res = sim.run()
-        outcomes.append(_summarize(name, objs, pending, sim, res))
+            return TimelineSimulator(objs, cfg, seed=seed, registry=registry)
+        return Simulator(objs, cfg, deterministic=True, registry=registry)
+
+    workers = min(jobs, len(configs))
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        outcomes = _run_forked(objs, names, [build(cfg) for _, cfg in configs], pending, workers)
+    else:  # one simulator alive at a time
+        outcomes = []
+        for name, cfg in configs:
+            sim = build(cfg)
+            outcomes.append(_summarize(name, objs, pending, sim, sim.run()))
     diffs = []
     keys = [k for k, _ in outcomes[0].outcomes] if outcomes else []
     for c in outcomes[1:]:
@@ -178,6 +195,45 @@ def compare(objs: ClusterObjects, configs: Sequence[tuple[str, KubeSchedulerConf
             diffs.append(PlacementDiff(key, per))
     return CompareResult("timeline" if timeline else "deterministic", seed if timeline else None, len(objs.nodes),
                          len(pending), tuple(outcomes), tuple(diffs))
+
+
+# What a forked worker reads: set by _run_forked just before the fork, inherited by the children
+# (the simulators hold plugin instances and the cluster's objects: sharing them by fork avoids
+# pickling them, and user plugins need not be picklable).
+_FORK_INPUT: tuple[ClusterObjects, list[str], list[Simulator], list[Pod]] | None = None
+
+
+def _run_forked(objs: ClusterObjects, names: list[str], sims: list[Simulator], pending: list[Pod],
+                workers: int) -> list[ConfigOutcome]:
+    global _FORK_INPUT
+    _FORK_INPUT = (objs, names, sims, pending)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_forked_summary, range(len(sims))))
+    finally:
+        _FORK_INPUT = None
+    outcomes: list[ConfigOutcome] = []
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+        outcomes.append(r)
+    return outcomes
+
+
+def _forked_summary(index: int) -> ConfigOutcome | BaseException:
+    """One configuration's simulation, in a forked worker. An exception comes back as a value:
+    as itself when it pickles, else as a KubeschedError / RuntimeError with its message (some of
+    ours need their fields to be rebuilt), so the parent raises it rather than a pool error."""
+    assert _FORK_INPUT is not None
+    objs, names, sims, pending = _FORK_INPUT
+    try:
+        return _summarize(names[index], objs, pending, sims[index], sims[index].run())
+    except Exception as e:  # noqa: BLE001 - handed to the parent, which raises it
+        try:
+            pickle.loads(pickle.dumps(e))
+            return e
+        except Exception:  # noqa: BLE001
+            return KubeschedError(str(e)) if isinstance(e, KubeschedError) else RuntimeError(f"{type(e).__name__}: {e}")
 
 
 def _bound_node(objs: ClusterObjects, key: str) -> str | None:

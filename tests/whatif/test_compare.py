@@ -108,6 +108,42 @@ def test_compare_reports_each_configuration_and_what_differs(case: Case, tmp_pat
     assert {d.pod: [(o.state, o.node) for o in d.outcomes] for d in res.placed_differently} == case.differently
 
 
+@pytest.mark.parametrize("timeline", [False, True], ids=["in the conformance procedure", "on the timeline"])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_forked_workers_give_the_same_result_as_one_process(case: Case, timeline: bool, tmp_path: Path) -> None:
+    objs = load_manifests([write(tmp_path / "c.yaml", *case.cluster)])
+    configs = [(c, _config(c)) for c in case.configs]
+    one = compare(objs, configs, timeline=timeline, seed=7, jobs=1)
+    forked = compare(objs, configs, timeline=timeline, seed=7, jobs=2)
+    assert forked == one
+    assert forked.as_dict() == one.as_dict()
+
+
+class _Exploding:
+    """A Filter plugin that fails at run time (not when the simulator is built)."""
+
+    name = "Exploding"
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> Any:
+        raise ValueError("boom in the worker")
+
+
+def test_an_error_inside_a_forked_worker_is_raised_by_compare(tmp_path: Path) -> None:
+    import yaml
+
+    from kubesched.plugins.registry import REGISTRY
+
+    cfg_file = tmp_path / "exploding.yaml"
+    cfg_file.write_text(yaml.safe_dump({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": "Exploding"}]}}}]}))
+    objs = load_manifests([write(tmp_path / "c.yaml", *four_pods_three_nodes())])
+    registry = {**REGISTRY, "Exploding": lambda args, handle: _Exploding()}
+    with pytest.raises(Exception, match="boom in the worker"):
+        compare(objs, [("default", default_configuration()), ("exploding", load_config(cfg_file))],
+                registry=registry, jobs=2)
+
+
 def test_an_unschedulable_pod_carries_kube_schedulers_message(tmp_path: Path) -> None:
     objs = load_manifests([write(tmp_path / "c.yaml", *preemption_cluster())])
     res = compare(objs, [("a", without_preemption(default_configuration())), ("b", default_configuration())])
