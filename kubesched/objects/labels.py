@@ -103,6 +103,8 @@ def parse_string_map(raw: Any, path: str) -> dict[str, str]:
     for k, v in raw.items():
         if not isinstance(k, str):
             raise FieldError(path, f"keys must be strings, got {k!r}")
+        if v is None:  # Go's encoding/json leaves a map element's zero value for null: ""
+            v = ""
         if isinstance(v, bool):
             raise FieldError(f"{path}.{k}", "must be a string, got bool")
         if isinstance(v, (int, float)):
