@@ -39,12 +39,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from operator import attrgetter
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -369,7 +370,27 @@ def _reject_constant(token: str) -> Any:
     raise _NonFinite(token)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+class _LongNumber:
+    """An integer literal longer than Python converts from text (sys.get_int_max_str_digits(),
+    4300 digits by default), kept as its text. No int64 holds it, so in Go it can only be an
+    ignored field or an UnmarshalTypeError quoting the literal; int() would raise a bare
+    ValueError instead of the decoder's WireError."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _parse_int(text: str) -> int | _LongNumber:
+    limit = sys.get_int_max_str_digits()
+    return int(text) if not limit or len(text.lstrip("-")) <= limit else _LongNumber(text)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
 def decode_json(body: bytes) -> Any:
@@ -445,7 +466,7 @@ def _syntax_message(text: str, e: json.JSONDecodeError) -> str:
 def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, _LongNumber)):
         return "number"
     if isinstance(value, str):
         return "string"
@@ -459,7 +480,7 @@ def type_error(value: Any, where: str, go_type: str) -> WireError:
     (the top-level value)."""
     kind = _json_kind(value)
     if kind == "number" and go_type in ("int64", "int32", "int"):
-        kind = f"number {json.dumps(value)}"
+        kind = f"number {value}" if isinstance(value, _LongNumber) else f"number {json.dumps(value)}"
     if where:
         return WireError(f"json: cannot unmarshal {kind} into Go struct field {where} of type {go_type}")
     return WireError(f"json: cannot unmarshal {kind} into Go value of type {go_type}")
@@ -582,7 +603,8 @@ def parse_host_priority_list(value: Any) -> list[HostPriority]:
 
 class _HostPriorityWire(msgspec.Struct, forbid_unknown_fields=True):
     Host: str = ""
-    Score: int = 0
+    # int64 checked by the decoder: a score out of range takes the exact path (Go's error).
+    Score: Annotated[int, msgspec.Meta(ge=_INT64_MIN, le=_INT64_MAX)] = 0
 
 
 class _ObjectMetaWire(msgspec.Struct, forbid_unknown_fields=True):
@@ -637,15 +659,22 @@ def decode_host_priority_list(body: bytes) -> list[tuple[str, int]]:
     """A prioritize reply body as (host, score) pairs: parse_host_priority_list(decode_json(body)),
     decoded in one pass when every entry has exactly the keys ``Host`` (a string) and ``Score``
     (an int64); raises WireError with Go's message."""
+    return list(zip(*decode_host_priority_columns(body), strict=True))
+
+
+_HOST = attrgetter("Host")
+_SCORE = attrgetter("Score")
+
+
+def decode_host_priority_columns(body: bytes) -> tuple[list[str], list[int]]:
+    """:func:`decode_host_priority_list` as two aligned lists, hosts and scores (no Python
+    object per entry on the fast path)."""
     try:
         items = _HOST_PRIORITIES.decode(body)
     except (msgspec.MsgspecError, ValueError, RecursionError):
-        items = None
-    if items is not None:
-        scores = [h.Score for h in items]
-        if not scores or (min(scores) >= _INT64_MIN and max(scores) <= _INT64_MAX):
-            return [(h.Host, h.Score) for h in items]
-    return [(s.host, s.score) for s in parse_host_priority_list(decode_json(body))]
+        pairs = parse_host_priority_list(decode_json(body))
+        return [s.host for s in pairs], [s.score for s in pairs]
+    return list(map(_HOST, items)), list(map(_SCORE, items))
 
 
 def decode_filter_result(body: bytes) -> FilterReply:
@@ -783,15 +812,16 @@ def host_priority_list_json(scores: Iterable[HostPriority]) -> bytes:
     return host_priorities_json([s.host for s in items], [s.score for s in items])
 
 
-def host_priorities_json(hosts: Sequence[str], scores: Sequence[int]) -> bytes:
-    """HostPriorityList for ``hosts[i]`` scored ``scores[i]`` (ints)."""
+def host_priorities_json(hosts: Sequence[str], scores: Sequence[int], *, plain_ints: bool = False) -> bytes:
+    """HostPriorityList for ``hosts[i]`` scored ``scores[i]`` (ints; ``plain_ints``: the caller
+    checked that each is an ``int`` and no subclass)."""
     if len(hosts) != len(scores):
         raise ValueError(f"{len(hosts)} hosts, {len(scores)} scores")
     # The pairs as arrays, [["a",1],["b",2]], rewritten into [{"Host":"a","Score":1},...]: with
     # no escape in the text (checked) no string holds a '"', so '",' ends a host, '],["' sits
     # between two entries, and neither can occur inside a name.
     out = _fast_json(list(zip(hosts, scores, strict=True))) if hosts else None
-    if out is not None and set(map(type, scores)) <= {int}:
+    if out is not None and (plain_ints or set(map(type, scores)) <= {int}):
         return (b'[{"Host":"' + out[3:-2].replace(b'",', b'","Score":').replace(b'],["', b'},{"Host":"')
                 + b"}]")
     return go_json([{"Host": h, "Score": s} for h, s in zip(hosts, scores, strict=True)])

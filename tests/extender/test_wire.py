@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from builders import make_pod
@@ -176,6 +177,31 @@ def test_type_errors_read_like_go(value: object, message: str) -> None:
     with pytest.raises(wire.WireError) as e:
         wire.parse_host_priority_list(value)
     assert str(e.value) == message
+
+
+LONG = "9" * 5000  # more digits than Python's int() reads from text (4300 by default)
+
+
+@pytest.mark.parametrize(
+    ("body", "decode", "outcome"),
+    [
+        pytest.param(f'[{{"Host":"n1","Score":{LONG}}}]', wire.decode_host_priority_list,
+                     f"json: cannot unmarshal number {LONG} into Go struct field HostPriority.Score of type int64",
+                     id="a score of 5000 digits is Go's type error quoting the literal"),
+        pytest.param(f'{{"Error":-{LONG}}}', wire.decode_filter_result,
+                     "json: cannot unmarshal number into Go struct field ExtenderFilterResult.Error of type string",
+                     id="a 5000-digit number for a string field is Go's type error"),
+        pytest.param(f'{{"NodeNames":["a"],"Unknown":{LONG}}}', wire.decode_filter_result, ["a"],
+                     id="a 5000-digit number in a field Go ignores is ignored"),
+    ],
+)
+def test_numbers_longer_than_pythons_int_limit_decode_as_go_does(body: str, decode: Any, outcome: object) -> None:
+    if isinstance(outcome, str):
+        with pytest.raises(wire.WireError) as e:
+            decode(body.encode())
+        assert str(e.value) == outcome
+    else:
+        assert decode(body.encode()).node_names == outcome
 
 
 def test_filter_result_reply_is_what_a_go_extender_writes() -> None:

@@ -38,7 +38,9 @@ def _outcome(fn: Any, *args: Any) -> tuple[str, Any]:
 
 def _same(a: Any, b: Any) -> bool:
     """Equal, with floats compared by their bits (-0.0 vs 0.0) and NaN never produced."""
-    return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False) and type(a) is type(b)
+    # default=str: an integer literal longer than int() reads is kept as its text (wire._LongNumber).
+    return json.dumps(a, sort_keys=False, default=str) == json.dumps(b, sort_keys=False, default=str) \
+        and type(a) is type(b)
 
 
 def _mutations(body: bytes) -> list[bytes]:
@@ -68,10 +70,7 @@ def test_decode_json_fast_equals_exact(value: Any) -> None:
     b'{"Error":', b"12345678901234567890123", b'"\x7f"', b"\t[1]\r\n",
 ], ids=repr)
 def test_decode_json_edge_cases(body: bytes) -> None:
-    try:
-        exact = _outcome(wire.decode_json_exact, body)
-    except ValueError:  # Python's 4300-digit limit: the exact path has no Go wording for it
-        return
+    exact = _outcome(wire.decode_json_exact, body)
     fast = _outcome(wire.decode_json, body)
     assert fast[0] == exact[0]
     assert _same(fast[1], exact[1]) if fast[0] == "ok" else fast[1] == exact[1]
