@@ -256,10 +256,20 @@ class Simulator:
         infos.sort(key=functools.cmp_to_key(cmp))
         return [qi.pod for qi, _ in infos], skipped, enqueued
 
-    def _finish_waiting(self, waiting: list[Attempt]) -> None:
+    @property
+    def now(self) -> float:
+        """The simulated clock (seconds): what plugins' and Permit timers' clock reads. A
+        caller stepping pods itself (kubesched.whatif.capacity) moves it forward."""
+        return self._time
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self._time = value
+
+    def finish_waiting(self, waiting: list[Attempt]) -> None:
         """Fire the Permit timers due at the current time, then run the binding cycle of every
         waiting pod that was allowed or rejected (one binding cycle may decide others: an
-        Unreserve rejecting a pod's siblings)."""
+        Unreserve rejecting a pod's siblings); ``waiting`` keeps the undecided ones."""
         if not waiting:
             return
         for fwk in self.profiles.values():
@@ -320,7 +330,7 @@ class Simulator:
                 self._adopt_if_bound(attempt)
                 self._check_invariants(attempt, "binding" if attempt.outcome == "Scheduled" else "scheduling",
                                        len(result.steps))
-                self._finish_waiting(waiting)
+                self.finish_waiting(waiting)
                 if attempt.outcome == "Scheduled" or not attempt.nominated_node or number >= MAX_ATTEMPTS:
                     break
                 number += 1
@@ -332,7 +342,7 @@ class Simulator:
             if not deadlines:
                 break
             self._time = max(self._time, min(deadlines))
-            self._finish_waiting(waiting)
+            self.finish_waiting(waiting)
         for p in self.objs.pods:
             if p.uid in self.deleted:
                 result.deleted.append(p.key)

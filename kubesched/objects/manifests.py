@@ -365,7 +365,7 @@ def _document_at(text: str, index: int) -> int:
     return max(starts - 1, 0)
 
 
-def _expand(doc: Any, file: str, index: int, prefix: str = "") -> list[tuple[Mapping[str, Any], str]]:
+def expand_lists(doc: Any, file: str, index: int, prefix: str = "") -> list[tuple[Mapping[str, Any], str]]:
     """A document, or the items of a ``kind: List`` / ``*List``, each with its field prefix.
     Lists nest (``kubectl get`` of several resources, concatenated dumps wrapped in a List):
     a List item that is itself a List is expanded in place."""
@@ -391,7 +391,7 @@ def _expand(doc: Any, file: str, index: int, prefix: str = "") -> list[tuple[Map
                     item["kind"] = kind[: -len("List")]
                 if "apiVersion" not in item and "apiVersion" in doc:
                     item["apiVersion"] = doc["apiVersion"]
-            out.extend(_expand(item, file, index, f"{where}."))
+            out.extend(expand_lists(item, file, index, f"{where}."))
         return out
     return [(doc, prefix)]
 
@@ -457,7 +457,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     for path in _files(paths):
         file = str(path)
         for index, doc in enumerate(read_documents(path)):
-            for raw, prefix in _expand(doc, file, index):
+            for raw, prefix in expand_lists(doc, file, index):
                 kind = raw.get("kind")
                 if not kind:
                     raise ManifestError(file, index, f"{prefix}kind", "Required value: kind is missing")
@@ -514,7 +514,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
         elif id(obj) in expansions:
             pod_sources.extend((p, src, f"{prefix}spec.template.") for p in expansions[id(obj)].pods)
     objs.pods = [p for p, _, _ in pod_sources]
-    _admit(objs, pod_sources)
+    admit_pods(objs, pod_sources)
     _note_pods_on_missing_nodes(objs)
     return objs
 
@@ -591,7 +591,11 @@ def _check_priority_classes(objs: ClusterObjects) -> None:
             raise ManifestError(src.file, src.document, "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
 
 
-def _admit(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> None:
+def admit_pods(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> None:
+    """The API server's admission of pods (priority from their PriorityClass, the global
+    default class, the system classes; errors name the pod's file, document and field): what
+    load_manifests does to every pod it reads, for callers making pods of their own (capacity's
+    copies of a template)."""
     _check_priority_classes(objs)
     classes = {pc.name: (pc.value, pc.preemption_policy) for pc in objs.priority_classes}
     for name, value in SYSTEM_PRIORITY_CLASSES.items():

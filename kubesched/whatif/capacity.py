@@ -67,7 +67,7 @@ from kubesched.objects.kinds import is_ignored_kind
 # The loader's own document reader and admission: a template is read and admitted exactly as
 # a Pod document of the input would be. (Private to kubesched.objects.manifests; see the
 # report: a public reader/admission entry point there would replace these imports.)
-from kubesched.objects.manifests import _admit, _expand, read_documents
+from kubesched.objects.manifests import admit_pods, expand_lists, read_documents
 from kubesched.objects.parse import PARSERS, parse_pod
 from kubesched.objects.workloads import POD_TEMPLATE_HASH, Inventory, controller_key, expand, object_uid
 from kubesched.plugins.registry import Factory
@@ -297,7 +297,7 @@ def read_template(file: str | os.PathLike[str], cluster: ClusterObjects, *, appl
     found: list[tuple[str, Any, int, str]] = []  # kind, raw, document, field prefix
     others: list[str] = []
     for index, doc in enumerate(read_documents(Path(name))):
-        for raw, prefix in _expand(doc, name, index):
+        for raw, prefix in expand_lists(doc, name, index):
             kind = raw.get("kind")
             if not kind:
                 raise ManifestError(name, index, f"{prefix}kind", "Required value: kind is missing")
@@ -369,7 +369,7 @@ def _admitted(pod: Pod, cluster: ClusterObjects, file: str, document: int, prefi
     """The pod as the API server admits it on create (kubesched.objects.manifests' admission:
     Priority against the cluster's PriorityClasses, DefaultTolerationSeconds, uid)."""
     scratch = ClusterObjects(priority_classes=cluster.priority_classes, sources=dict(cluster.sources))
-    _admit(scratch, [(pod, Source(file, document), prefix)])
+    admit_pods(scratch, [(pod, Source(file, document), prefix)])
     return scratch.pods[0]
 
 
@@ -606,7 +606,7 @@ class _Run:
         number = 1
         while True:
             self.attempts += 1
-            sim._time = self.objs.latest_timestamp + self.attempts  # noqa: SLF001 - the Simulator's clock
+            sim.now = self.objs.latest_timestamp + self.attempts
             attempt = sim.scheduler.schedule_one(sim.current[pod.uid])
             if attempt.outcome == "Waiting":
                 self._wait(attempt)
@@ -620,13 +620,13 @@ class _Run:
         allowed or rejected (Simulator's end-of-run loop), then its binding cycle runs."""
         sim = self.sim
         waiting = [attempt]
-        sim._finish_waiting(waiting)  # noqa: SLF001 - the Simulator's Permit handling
+        sim.finish_waiting(waiting)
         while waiting:
             deadlines = [d for fwk in sim.profiles.values() if (d := fwk.handle.waiting_pods.next_deadline()) is not None]
             if not deadlines:
                 break
-            sim._time = max(sim._time, min(deadlines))  # noqa: SLF001
-            sim._finish_waiting(waiting)  # noqa: SLF001
+            sim.now = max(sim.now, min(deadlines))
+            sim.finish_waiting(waiting)
 
     def result(self) -> CapacityResult:
         stop: StopReason | None = None
