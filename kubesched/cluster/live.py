@@ -6,7 +6,9 @@ on the API (bind, status patches, events, victim deletion).
   ``~/.kube/config``: current or named context; tokens, token files, exec credential
   plugins returning a token, client certificates, CA, insecure-skip-tls-verify,
   tls-server-name) or the in-cluster service account.
-- :class:`ApiClient` is an httpx client with clientConnection qps/burst rate limiting (a
+- :class:`ApiClient` is an HTTP client (kept-alive HTTP/1.1 through
+  :mod:`kubesched.cluster._http`, httpx for watches and proxies; JSON through msgspec) with
+  clientConnection qps/burst rate limiting (a
   token bucket, as client-go's flowcontrol) and the rest client's retries (Retry-After
   answers; GETs on a reset connection) that records every call by (verb, group, resource,
   subresource) and refuses any call missing from :data:`API_CALLS`, the one table of what
@@ -34,13 +36,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import copy
 import dataclasses
 import heapq
+import http.client as http_client
 import json
 import logging
 import os
-import queue
 import random
 import socket
 import ssl
@@ -48,16 +49,20 @@ import subprocess
 import tempfile
 import threading
 import time
+import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import quote, urlencode, urlsplit
 
 import httpx
+import msgspec
 import yaml
 
+from kubesched.cluster import _http
 from kubesched.cluster.resources import RESOURCES, ApiResource, Json, format_micro_time, format_time
 from kubesched.config.types import ClientConnection
 from kubesched.errors import ApiError, ConfigError, FieldError, KubeschedError
@@ -76,7 +81,7 @@ from kubesched.objects import (
     StorageClass,
     Workload,
 )
-from kubesched.objects.parse import PARSERS
+from kubesched.objects.parse import PARSERS, parse_pod
 
 log = logging.getLogger(__name__)
 
@@ -494,8 +499,8 @@ class WatchStream:
                     if not line.strip():
                         continue
                     try:
-                        ev = json.loads(line)
-                    except ValueError:
+                        ev = msgspec.json.decode(line)  # straight from the bytes, in C
+                    except (msgspec.DecodeError, ValueError):
                         raise ApiError(f"unable to decode an event from the watch stream: {line[:200]!r}",
                                        status=500) from None
                     if not isinstance(ev, dict):
@@ -525,13 +530,32 @@ class GoneError(ApiError):
     """The watch's resourceVersion is too old (410): the reflector must relist."""
 
 
-def _error(verb: str, path: str, resp: httpx.Response) -> ApiError:
+class _Answer(Protocol):
+    """A reply as the client reads it: an httpx.Response, or the fast transport's
+    (kubesched.cluster._http.Reply)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def reason_phrase(self) -> str: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def content(self) -> bytes: ...
+
+
+def _error(verb: str, path: str, status: int, reason: str, content: bytes) -> ApiError:
+    """The ApiError of an error reply: its metav1.Status message, else its text."""
+    text = content.decode("utf-8", "replace")
     try:
-        body = resp.json()
-        message = str(body.get("message") or resp.text)
-    except ValueError:
-        message = resp.text.strip() or resp.reason_phrase
-    return ApiError(message or f"{verb} {path}: HTTP {resp.status_code}", status=resp.status_code)
+        body = msgspec.json.decode(content)
+        message = str((body.get("message") if isinstance(body, dict) else None) or text)
+    except (msgspec.DecodeError, ValueError):
+        message = text.strip() or reason
+    return ApiError(message or f"{verb} {path}: HTTP {status}", status=status)
 
 
 MAX_RETRIES = 10
@@ -539,7 +563,7 @@ MAX_RETRIES = 10
 Retry-After answer (or, for GET, a reset connection)."""
 
 
-def retry_after(resp: httpx.Response) -> int | None:
+def retry_after(resp: _Answer) -> int | None:
     """checkWait: the seconds a 429 or 5xx answer asks to wait before retrying (its
     ``Retry-After`` header, whole seconds only); None when the answer is not to be retried."""
     if resp.status_code != 429 and resp.status_code < 500:
@@ -549,6 +573,35 @@ def retry_after(resp: httpx.Response) -> int | None:
         return int(value)
     except ValueError:
         return None
+
+
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def _fast_pool(config: ClusterConfig, verify: ssl.SSLContext | bool, user_agent: str) -> _http.Pool | None:
+    """The fast transport to ``config.server``, or None when requests must go through httpx:
+    a proxy named in the environment (httpx decides which requests use it, NO_PROXY included)
+    or a URL it does not handle."""
+    if any(v and k.lower() in _PROXY_VARIABLES for k, v in os.environ.items()):
+        return None
+    parts = urlsplit(config.server)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    ctx: ssl.SSLContext | None = None
+    if parts.scheme == "https":
+        if isinstance(verify, ssl.SSLContext):
+            ctx = verify
+        else:  # insecure-skip-tls-verify, as httpx's verify=False
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+    # Accept-Encoding: gzip, as Go's transport adds (and undoes) for client-go.
+    return _http.Pool(parts.hostname, port, ssl_context=ctx, server_hostname=config.tls_server_name or None,
+                      headers={"User-Agent": user_agent, "Accept": "application/json", "Accept-Encoding": "gzip"})
 
 
 class ApiClient:
@@ -581,6 +634,12 @@ class ApiClient:
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
         self._http = httpx.Client(base_url=config.server, timeout=timeout, transport=transport,
                                   headers={"User-Agent": user_agent, "Accept": "application/json"})
+        # Every request but watches goes through the fast transport (kubesched.cluster._http)
+        # when it can: while _http is still the client built here (a test may swap in a mock
+        # transport) and no proxy is configured.
+        self._own_http = self._http
+        self._fast = _fast_pool(config, verify, user_agent)
+        self._prefix = urlsplit(config.server).path.rstrip("/")
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str = "", *, context: str | None = None, qps: float = 50.0,
@@ -598,6 +657,8 @@ class ApiClient:
 
     def close(self) -> None:
         self._http.close()
+        if self._fast is not None:
+            self._fast.close()
         for path in self._temp:
             with contextlib.suppress(OSError):
                 os.unlink(path)
@@ -655,18 +716,16 @@ class ApiClient:
         limiter = limiter or self.limiter
         limiter.acquire()  # the first throttle is not part of the timeout (client-go: tryThrottle, then the ctx)
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        content = json.dumps(body).encode() if body is not None else None
+        # Encoded once, by msgspec (a JSON encoder in C), for every attempt.
+        content = msgspec.json.encode(body) if body is not None else None
         attempts = 0
         while True:
             if guard is not None:
                 guard()
             try:
-                resp = self._http.request(method, path, params=dict(params or {}), content=content,
-                                          headers=self._headers(content_type if content is not None else None),
-                                          timeout=max(deadline - time.monotonic(), 0.001),
-                                          extensions=self._extensions)
-            except httpx.HTTPError as e:
-                err = _transport_error(f"{verb} {path}", e)
+                resp = self._send(method, path, params, content, content_type, deadline)
+            except TransportError as e:
+                err = TransportError(f"{verb} {path}: {e}", e.kind)
                 # Only a GET is retried after a broken connection: a write may have been applied.
                 if method == "GET" and err.kind == "eof" and self._retry_wait(call, attempts, 1.0, deadline, str(err)):
                     attempts += 1
@@ -682,12 +741,51 @@ class ApiClient:
                     attempts += 1
                     limiter.acquire()
                     continue
-                raise _error(verb, path, resp)
+                raise _error(verb, path, resp.status_code, resp.reason_phrase, resp.content)
             try:
-                out = resp.json() if resp.content else {}
-            except ValueError:
+                out = msgspec.json.decode(resp.content) if resp.content else {}
+            except (msgspec.DecodeError, ValueError):
                 raise ApiError(f"{verb} {path}: the response is not JSON") from None
             return out if isinstance(out, dict) else {}
+
+    def _send(self, method: str, path: str, params: Mapping[str, str] | None, content: bytes | None,
+              content_type: str, deadline: float) -> _Answer:
+        """One attempt of a request: through the fast transport when the client may use it,
+        else through httpx; a failure to get an answer is a :class:`TransportError`."""
+        headers = self._headers(content_type if content is not None else None)
+        http = self._http
+        fast = self._fast if http is self._own_http and not http.event_hooks["response"] else None
+        if fast is None:
+            try:
+                return http.request(method, path, params=dict(params or {}), content=content, headers=headers,
+                                    timeout=max(deadline - time.monotonic(), 0.001), extensions=self._extensions)
+            except httpx.HTTPError as e:
+                raise TransportError(str(e) or type(e).__name__, _transport_error("", e).kind) from None
+        hooks = http.event_hooks["request"]
+        if hooks:  # a test's probe on the requests that go out
+            probe = http.build_request(method, path, params=dict(params or {}), content=content, headers=headers)
+            for hook in hooks:
+                hook(probe)
+        target = quote(self._prefix + path, safe="/:@!$&'()*+,;=~")
+        if params:
+            target += "?" + urlencode(params)
+        if content is None and method not in ("GET", "HEAD"):
+            content = b""
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        try:
+            return fast.request(method, target, content, headers=lines, deadline=deadline)
+        except _http.Timeout:
+            raise TransportError("timed out", "timeout") from None
+        except _http.ConnectFailed as e:
+            if e.cause is None:
+                raise TransportError("timed out connecting", "timeout") from None
+            kind = "refused" if isinstance(e.cause, ConnectionRefusedError) else "other"
+            raise TransportError(str(e.cause) or type(e.cause).__name__, kind) from None
+        except zlib.error as e:
+            raise TransportError(f"cannot decode the response: {e}", "other") from None
+        except (OSError, http_client.HTTPException) as e:
+            # Reset, broken pipe, closed or cut mid-reply, garbled: IsConnectionReset / IsProbableEOF.
+            raise TransportError(str(e) or type(e).__name__, "eof") from None
 
     def list_pages(self, resource: ApiResource | str, *, namespace: str = "", field_selector: str = "",
                    label_selector: str = "", resource_version: str = "",
@@ -793,7 +891,7 @@ class ApiClient:
                         attempts += 1
                         self.limiter.acquire()
                         continue
-                    refused = _error("watch", path, resp)
+                    refused = _error("watch", path, resp.status_code, resp.reason_phrase, resp.content)
                     if resp.status_code == 410:
                         raise GoneError(str(refused), status=410)
                     raise refused
@@ -860,10 +958,14 @@ class Change:
 ChangeHandler = Callable[[Change], None]
 
 
-def decode(r: ApiResource, raw: Json) -> Any:
-    """A JSON object from the API as kubesched's typed object (FieldError if it cannot be read)."""
+def decode(r: ApiResource, raw: Json, prev: Any = None) -> Any:
+    """A JSON object from the API as kubesched's typed object (FieldError if it cannot be read).
+    ``prev``: the informer's previous version of the object, whose unchanged parts a pod's
+    parse reuses (parse_pod)."""
     raw.setdefault("kind", r.kind)
     raw.setdefault("apiVersion", r.api_version)
+    if isinstance(prev, Pod) and r.kind == "Pod":
+        return parse_pod(raw, prev)
     entry = PARSERS.get(r.kind)
     if entry is None:
         return raw
@@ -1009,9 +1111,9 @@ class Informer:
                 raise _WatchEnded("very short watch: unexpected watch close - watch lasted less than a second "
                                   "and no items received")
 
-    def _decode(self, raw: Json) -> Any:
+    def _decode(self, raw: Json, prev: Any = None) -> Any:
         try:
-            return decode(self.resource, raw)
+            return decode(self.resource, raw, prev)
         except FieldError as e:
             meta = raw.get("metadata") or {}
             log.warning("informer %s: skipping %s/%s: %s", self.resource.plural, meta.get("namespace", ""),
@@ -1041,9 +1143,11 @@ class Informer:
         self._rv_gone = False
         fresh: dict[tuple[str, str], Any] = {}
         for raw in items:
-            obj = self._decode(raw)
+            key = _key(raw.get("metadata") or {})
+            # The store is written by this thread only: reading it unlocked is safe.
+            obj = self._decode(raw, self.store.get(key))
             if obj is not None:
-                fresh[_key(raw.get("metadata") or {})] = obj
+                fresh[key] = obj
         with self._lock:
             # DeltaFIFO.Replace: adds and updates in list order, then deletes of what is gone.
             # Every listed object the store held is an update, unchanged ones included (the
@@ -1119,7 +1223,8 @@ class Informer:
             log.warning("informer %s: unable to understand watch event %r", self.resource.plural, etype)
             return
         key = _key(meta)
-        obj = self._decode(raw) if etype != "DELETED" else None
+        # The store is written by this thread only: reading it unlocked is safe.
+        obj = self._decode(raw, self.store.get(key)) if etype != "DELETED" else None
         with self._lock:
             old = self.store.get(key)
             if etype == "DELETED":
@@ -1239,12 +1344,33 @@ class _Cached:
     last_observed: float = 0.0
 
 
-def _event_key(body: Json) -> str:
+def _frozen(value: Any) -> Any:
+    """A JSON value as a hashable one that compares as the value does (mappings by their items)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _event_key(body: Json) -> tuple[Any, ...]:
     """getKey: type, action, reason, reporting controller and instance, and the full
-    references of the regarding and related objects (resourceVersion included); not the note."""
-    return json.dumps([body.get("type"), body.get("action"), body.get("reason"), body.get("reportingController"),
-                       body.get("reportingInstance"), body.get("regarding"), body.get("related") or {}],
-                      sort_keys=True)
+    references of the regarding and related objects (resourceVersion included); not the note.
+    A tuple (as upstream's eventKey struct), not a serialisation: one per event written."""
+    return (body.get("type"), body.get("action"), body.get("reason"), body.get("reportingController"),
+            body.get("reportingInstance"), _frozen(body.get("regarding")), _frozen(body.get("related") or {}))
+
+
+def _copy_event(body: Json) -> Json:
+    """A copy of an event body that can be changed where the broadcaster changes one: its
+    top-level keys (``series``) and its metadata (``resourceVersion``). The rest (references,
+    note) is never changed after :meth:`EventBroadcaster.event` built it, so it is shared
+    rather than deep-copied."""
+    out = dict(body)
+    meta = body.get("metadata")
+    if isinstance(meta, dict):
+        out["metadata"] = dict(meta)
+    return out
 
 
 class EventBroadcaster:
@@ -1279,13 +1405,20 @@ class EventBroadcaster:
         self.max_queued = max_queued
         self.hostname = hostname or socket.gethostname()
         self._rng = rng or random.Random()
-        self._cond = threading.Condition()
-        self._incoming: deque[Json] = deque()
+        # One lock, three conditions: writers wait for work, the dispatcher for timers (and for
+        # events no writer is free to take), flush() for the pending count to reach 0. An event
+        # wakes one idle writer and nothing else (one thread hand-off per event).
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)  # flush()
+        self._writers_cv = threading.Condition(self._lock)
+        self._dispatch_cv = threading.Condition(self._lock)
+        self._idle_writers = 0
+        self._incoming: deque[Json] = deque()  # events not yet through the cache step (bounded)
+        self._ready: deque[tuple[Json, int]] = deque()  # (event, failed tries): writes to make
         self._timers: list[tuple[float, int, Json, int]] = []  # (due, seq, event, failed tries): retries
         self._seq = 0
         self._pending = 0  # events queued, handed to a writer or being written (not those waiting to retry)
-        self._work: queue.Queue[tuple[Json, int] | None] = queue.Queue()
-        self._cache: dict[str, _Cached] = {}
+        self._cache: dict[tuple[Any, ...], _Cached] = {}
         self._mu = threading.Lock()  # the cache (e.mu)
         self._stopped = False
         now = time.monotonic()
@@ -1318,45 +1451,47 @@ class EventBroadcaster:
         }
         if related is not None:
             body["related"] = _object_reference(related)
-        with self._cond:
+        with self._lock:
             if self._stopped or len(self._incoming) >= self.max_queued:
                 self.dropped += 1
                 return False
             self._incoming.append(body)
             self._pending += 1
-            self._cond.notify_all()
+            if self._idle_writers:
+                self._writers_cv.notify()
+            else:  # every writer is busy: the dispatcher takes it through the cache meanwhile
+                self._dispatch_cv.notify()
         return True
 
     # ---------------------------------------------------------------- the broadcaster
     def _dispatch(self) -> None:
-        """The event watcher: each incoming event through the cache (recordToSink) to a writer;
-        retries whose time has come; the periodic series work."""
+        """The event watcher's other duties: events that arrive while every writer is busy go
+        through the cache (recordToSink) to the writers' queue, so that the bounded incoming
+        queue never waits for the API server; retries whose time has come; the periodic
+        series work."""
         while True:
-            with self._cond:
+            with self._lock:
                 while True:
                     if self._stopped:
                         return
                     now = time.monotonic()
                     due = bool(self._timers) and self._timers[0][0] <= now
-                    if self._incoming or due or now >= min(self._next_finish, self._next_refresh):
+                    drain = bool(self._incoming) and not self._idle_writers
+                    if drain or due or now >= min(self._next_finish, self._next_refresh):
                         break
                     wake = min(self._next_finish, self._next_refresh, self._timers[0][0] if self._timers else now + 60)
-                    self._cond.wait(max(wake - now, 0.0))
-                incoming = list(self._incoming)
-                self._incoming.clear()
+                    # With events waiting for a writer, look again soon (a writer that frees up
+                    # takes them itself and is not announced).
+                    if self._incoming:
+                        wake = min(wake, now + 0.05)
+                    self._dispatch_cv.wait(max(wake - now, 0.0))
+                incoming = self._take_incoming() if drain else []
                 retries: list[tuple[Json, int]] = []
                 while self._timers and self._timers[0][0] <= now:
                     _, _, ev, tries = heapq.heappop(self._timers)
                     retries.append((ev, tries))
                 self._pending += len(retries)
-            for body in incoming:
-                out = self._to_record(body)
-                if out is None:
-                    self._done()
-                else:
-                    self._work.put((out, 0))
-            for ev, tries in retries:
-                self._work.put((ev, tries))
+            self._queue_records(incoming, retries)
             if now >= self._next_finish:
                 self._next_finish = now + EVENT_FINISH_TIME
                 self._finish_series()
@@ -1364,10 +1499,27 @@ class EventBroadcaster:
                 self._next_refresh = now + EVENT_REFRESH_TIME
                 self._refresh_series()
 
-    def _done(self) -> None:
-        with self._cond:
-            self._pending -= 1
-            self._cond.notify_all()
+    def _take_incoming(self) -> list[Json]:
+        """Every event queued so far (the lock held)."""
+        out = list(self._incoming)
+        self._incoming.clear()
+        return out
+
+    def _queue_records(self, incoming: list[Json], retries: list[tuple[Json, int]]) -> None:
+        """Put events through the cache step and queue the writes (and ``retries``) for the writers."""
+        records = [(out, 0) for out in map(self._to_record, incoming) if out is not None]
+        records += retries
+        with self._lock:
+            self._ready.extend(records)
+            self._done_locked(len(incoming) - (len(records) - len(retries)))  # only added to a series
+            if records:
+                self._writers_cv.notify(len(records))
+
+    def _done_locked(self, n: int) -> None:
+        if n:
+            self._pending -= n
+            if self._pending <= 0:
+                self._cond.notify_all()
 
     def _to_record(self, body: Json) -> Json | None:
         """recordToSink's cache step: the event to write (a copy), or None when it only adds to
@@ -1377,25 +1529,39 @@ class EventBroadcaster:
         with self._mu:
             cached = self._cache.get(key)
             if cached is None:
-                self._cache[key] = _Cached(copy.deepcopy(body), now)
+                self._cache[key] = _Cached(_copy_event(body), now)
                 return body
             cached.count = cached.count + 1 if cached.count else 2
             cached.last_observed = now
             cached.body["series"] = {"count": cached.count, "lastObservedTime": format_micro_time(now)}
-            return copy.deepcopy(cached.body) if cached.count == 2 else None
+            return _copy_event(cached.body) if cached.count == 2 else None
 
     def _write_loop(self) -> None:
+        """A writer (upstream: the goroutine recordToSink starts per event): takes the events
+        queued so far through the cache step itself, then makes one write at a time."""
         while True:
-            item = self._work.get()
-            if item is None:
-                return
-            body, tries = item
+            with self._lock:
+                while not (self._stopped or self._incoming or self._ready):
+                    self._idle_writers += 1
+                    try:
+                        self._writers_cv.wait()
+                    finally:
+                        self._idle_writers -= 1
+                if self._stopped:
+                    return
+                incoming = self._take_incoming()
+            if incoming:
+                self._queue_records(incoming, [])
+            with self._lock:
+                if not self._ready:
+                    continue
+                body, tries = self._ready.popleft()
             try:
                 retry = self._record(body)
             except Exception:  # noqa: BLE001 - a writer must not die
                 log.exception("writing event %s", body.get("reason"))
                 retry = False
-            with self._cond:
+            with self._lock:
                 if retry:
                     tries += 1
                     if tries >= self.max_tries or self._stopped:
@@ -1408,8 +1574,8 @@ class EventBroadcaster:
                         self._seq += 1
                         heapq.heappush(self._timers, (due, self._seq, body, tries))
                         self.retried += 1
-                self._pending -= 1
-                self._cond.notify_all()
+                        self._dispatch_cv.notify()
+                self._done_locked(1)
 
     def _record(self, body: Json) -> bool:
         """recordEvent: one write (series: PATCH, or POST if the event is gone); True if it
@@ -1426,7 +1592,7 @@ class EventBroadcaster:
                 except ApiError as e:
                     if e.status != 404:
                         raise
-            fresh = copy.deepcopy(body)
+            fresh = _copy_event(body)
             fresh["metadata"].pop("resourceVersion", None)
             self.client.request("create", "events", namespace=ns, body=fresh, limiter=self.limiter)
             self.sent += 1
@@ -1450,7 +1616,7 @@ class EventBroadcaster:
         with self._mu:
             for key, cached in list(self._cache.items()):
                 if cached.count:
-                    if cached.last_observed < limit and not self._record(copy.deepcopy(cached.body)):
+                    if cached.last_observed < limit and not self._record(_copy_event(cached.body)):
                         del self._cache[key]
                 elif cached.event_time < limit:
                     del self._cache[key]
@@ -1460,7 +1626,7 @@ class EventBroadcaster:
         with self._mu:
             for cached in self._cache.values():
                 if cached.count:
-                    self._record(copy.deepcopy(cached.body))
+                    self._record(_copy_event(cached.body))
 
     # ---------------------------------------------------------------- lifecycle
     def flush(self, timeout: float = 5.0) -> bool:
@@ -1479,11 +1645,11 @@ class EventBroadcaster:
         """Flush (at most ``timeout``), then stop: events waiting to retry are abandoned (the
         broadcaster's context is cancelled)."""
         self.flush(timeout)
-        with self._cond:
+        with self._lock:
             self._stopped = True
             self._cond.notify_all()
-        for _ in self._threads[1:]:
-            self._work.put(None)
+            self._writers_cv.notify_all()
+            self._dispatch_cv.notify_all()
         for t in self._threads:
             t.join(timeout)
 

@@ -396,16 +396,35 @@ def parse_volume(raw: Any, path: str) -> Volume:
     return Volume(name=name, kind=kind, source=source)
 
 
-def parse_pod(raw: Raw) -> Pod:
+_RESOURCE_FIELDS = ("containers", "initContainers", "overhead")
+
+
+def _same_resources(prev: Pod, spec: Raw) -> bool:
+    """Whether ``spec`` has the containers, init containers and overhead ``prev`` was parsed from."""
+    old = prev.raw.get("spec")
+    return isinstance(old, Mapping) and all(old.get(k) == spec.get(k) for k in _RESOURCE_FIELDS)
+
+
+def parse_pod(raw: Raw, prev: Pod | None = None) -> Pod:
+    """``prev``: the same pod's previous version, when an informer sees an update. The
+    containers and everything derived from them (requests, non-zero requests) are taken from
+    it when the raw containers, init containers and overhead are equal to the ones it was
+    parsed from (a bind or a status change leaves them alone): the same immutable values,
+    without parsing every quantity again."""
     meta = parse_meta(raw, namespaced=True)
     spec = _map(raw.get("spec"), "spec")
     status = _map(raw.get("status"), "status")
-    containers = tuple(_container(c, f"spec.containers[{i}]", init=False) for i, c in enumerate(_list(spec.get("containers"), "spec.containers")))
-    if not containers:
-        raise FieldError("spec.containers", "Required value")
-    init = tuple(_container(c, f"spec.initContainers[{i}]", init=True) for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers")))
-    overhead = _resource_list(spec.get("overhead"), "spec.overhead") if spec.get("overhead") is not None else None
-    requests, nz_cpu, nz_mem, score = compute_pod_resources(containers, init, overhead)
+    if prev is not None and _same_resources(prev, spec):
+        containers, init, overhead = prev.containers, prev.init_containers, prev.overhead
+        requests, nz_cpu, nz_mem = prev.requests, prev.non_zero_cpu, prev.non_zero_memory
+        score = prev.score_requests
+    else:
+        containers = tuple(_container(c, f"spec.containers[{i}]", init=False) for i, c in enumerate(_list(spec.get("containers"), "spec.containers")))
+        if not containers:
+            raise FieldError("spec.containers", "Required value")
+        init = tuple(_container(c, f"spec.initContainers[{i}]", init=True) for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers")))
+        overhead = _resource_list(spec.get("overhead"), "spec.overhead") if spec.get("overhead") is not None else None
+        requests, nz_cpu, nz_mem, score = compute_pod_resources(containers, init, overhead)
     node_selector = parse_string_map(spec.get("nodeSelector"), "spec.nodeSelector") if spec.get("nodeSelector") is not None else None
     gates = []
     for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates")):

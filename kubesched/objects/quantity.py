@@ -83,11 +83,30 @@ def _bound(amount: Fraction) -> Fraction:
     return min(amount, _MAX_ALLOWED)
 
 
+_PARSED: dict[str, Fraction] = {}
+_PARSED_MAX = 4096
+
+
 def parse_quantity(value: object, path: str = "") -> Fraction:
     """Parse a quantity string (or a YAML number) into an exact Fraction.
 
-    Raises FieldError for anything resource.ParseQuantity would reject.
+    Raises FieldError for anything resource.ParseQuantity would reject. Strings that parsed
+    are remembered (at most 4096: a cluster's pods repeat a few request values, and a live
+    scheduler parses each pod's on every watch event); a Fraction is immutable.
     """
+    if type(value) is str:
+        known = _PARSED.get(value)
+        if known is not None:
+            return known
+        out = _parse_quantity(value, path)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[value] = out
+        return out
+    return _parse_quantity(value, path)
+
+
+def _parse_quantity(value: object, path: str) -> Fraction:
     if isinstance(value, bool):
         raise _invalid(path, value, ERR_FORMAT_WRONG)
     if isinstance(value, int):

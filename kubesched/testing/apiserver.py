@@ -263,6 +263,11 @@ class ApiStore:
                 items.append(obj)
             return items, self.rv
 
+    def count_bound_pods(self) -> int:
+        """How many stored pods have a spec.nodeName (no copies: the bench polls it)."""
+        with self._lock:
+            return sum(1 for p in self._objects["pods"].values() if (p.get("spec") or {}).get("nodeName"))
+
     def objects(self, plural: str) -> list[Json]:
         """Every stored object of a resource (copies), sorted by namespace/name."""
         with self._lock:
@@ -945,6 +950,9 @@ class LocalApiServer:
                                   "subresource": c.subresource, "namespace": c.namespace, "name": c.name,
                                   "code": c.code, "userAgent": c.user_agent, "at": c.at,
                                   "replyDropped": c.reply_dropped} for c in self.calls()])
+        if path == "debug/bound":
+            # Not a Kubernetes path either: how many pods are bound, polled by the bench.
+            return JSONResponse({"bound": self.store.count_bound_pods()})
         try:
             req = _route(request.method, path, request.query_params)
         except ApiStatusError as e:

@@ -417,3 +417,22 @@ def test_event_broadcaster_retries_writes_the_server_did_not_answer_but_not_refu
         assert client.retries[ApiCall("create", "events.k8s.io", "events")] == 2
 
 
+
+
+def test_events_arriving_while_every_writer_is_busy_are_queued_not_dropped() -> None:
+    """The recorder never blocks and drops only when 1000 (here 2) events wait for the cache
+    step: while the only writer waits on a slow API server, the dispatcher takes arriving
+    events through the cache to the writers' queue, as upstream's watcher starts a goroutine
+    per event."""
+    with LocalApiServer() as api, ApiClient(ClusterConfig(server=api.url), qps=0) as client:
+        pods = [parse_pod(api.create(pod(f"p{i}"))) for i in range(6)]
+        rec = EventBroadcaster(client, workers=1, max_queued=2)
+        api.delay_next(1, 1.0, resources=["events"])
+        accepted = []
+        for p in pods:
+            accepted.append(rec.event(p, None, "Normal", "Scheduled", "Binding", f"bound {p.name}"))
+            wait_until(lambda: not rec._incoming, what="the event taken off the incoming queue")  # noqa: SLF001
+        assert rec.flush(10.0)
+        rec.stop()
+        assert accepted == [True] * 6 and rec.dropped == 0
+        assert sorted(e["note"] for e in api.objects("events")) == [f"bound p{i}" for i in range(6)]

@@ -526,3 +526,54 @@ def test_supported_kinds_and_api_versions() -> None:
         "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
         "Namespace": ("v1",),
     }
+
+
+# ------------------------------------------------------------------ parse_pod with the previous version
+def _live_pod(cpu: str = "100m") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default", "uid": "u1", "resourceVersion": "1"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+                                     "ports": [{"containerPort": 80}]}],
+                     "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "1"}}}]},
+            "status": {"phase": "Pending"}}
+
+
+def _bound(raw: dict[str, Any]) -> None:
+    raw["spec"]["nodeName"] = "n1"
+    raw["metadata"]["resourceVersion"] = "2"
+
+
+def _more_cpu(raw: dict[str, Any]) -> None:
+    raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "300m"
+
+
+def _sidecar(raw: dict[str, Any]) -> None:
+    raw["spec"]["initContainers"][0]["restartPolicy"] = "Always"
+
+
+def _overhead(raw: dict[str, Any]) -> None:
+    raw["spec"]["overhead"] = {"cpu": "50m"}
+
+
+PREV_UPDATES = [
+    ("a bind leaves the containers as they were parsed", _bound, True),
+    ("a changed container request is parsed again", _more_cpu, False),
+    ("an init container turned sidecar is parsed again", _sidecar, False),
+    ("an added overhead is parsed again", _overhead, False),
+]
+
+
+@pytest.mark.parametrize("update, reused", [u[1:] for u in PREV_UPDATES], ids=[u[0] for u in PREV_UPDATES])
+def test_parse_pod_with_the_previous_version_equals_a_fresh_parse(update: Callable[[dict[str, Any]], None],
+                                                                   reused: bool) -> None:
+    from kubesched.objects.parse import parse_pod
+
+    prev = parse_pod(_live_pod())
+    raw = _live_pod()
+    update(raw)
+    fresh, incremental = parse_pod(copy.deepcopy(raw)), parse_pod(raw, prev)
+    fields = ("containers", "init_containers", "overhead", "requests", "non_zero_cpu", "non_zero_memory",
+              "score_requests", "node_name", "meta", "phase")
+    assert {f: getattr(incremental, f) for f in fields} == {f: getattr(fresh, f) for f in fields}
+    assert (incremental.containers is prev.containers) == reused
+    assert incremental.raw is raw

@@ -379,3 +379,15 @@ def test_any_well_formed_quantity_matches_the_exact_decimal(sign: str, num: str,
     if sign == "-":
         exact = -exact
     assert parse_quantity(text) == _reference(exact)
+
+
+@pytest.mark.parametrize("text", ["100m", " 2Gi ", "1.5", "0"], ids=["milli", "blanks around", "decimal", "zero"])
+def test_a_quantity_read_again_is_the_same_value(text: str) -> None:
+    assert parse_quantity(text) == parse_quantity(text) == parse_quantity(text, "again")
+
+
+def test_an_invalid_quantity_fails_every_time_with_its_own_path() -> None:
+    for path in ("a.cpu", "b.cpu"):
+        with pytest.raises(FieldError) as e:
+            parse_quantity("12Q", path)
+        assert e.value.path == path
