@@ -21,12 +21,11 @@ import ssl
 import tempfile
 import time
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import attrgetter
-from typing import TypeVar
+from typing import TypeGuard, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -378,8 +377,20 @@ class HTTPExtender:
         nodes are the caller's own Node objects, looked up by the names in the reply."""
         if not self.is_filter():
             return list(nodes), {}, {}
-        names = list(map(_NAME, nodes))
-        by_name = dict(zip(names, nodes, strict=True))
+        names = [n.meta.name for n in nodes]
+        kept_names, failed, unresolvable = self.filter_names(pod, nodes, names)
+        try:
+            kept = list(map(dict(zip(names, nodes, strict=True)).__getitem__, kept_names))
+        except KeyError as e:
+            raise ApiError(f"extender {_go_quote(self._url)} claims a filtered node {_go_quote(e.args[0])} "
+                           "which is not found in the input node list") from None
+        return kept, failed, unresolvable
+
+    def filter_names(self, pod: Pod, nodes: Sequence[Node], names: Sequence[str]
+                     ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+        """:meth:`filter` for a caller that has the nodes' ``names`` already: the names kept as
+        the reply gives them, not yet checked against ``names``. ``nodes`` is read only when
+        the extender is not nodeCacheCapable (else only the names are sent)."""
         body = wire.extender_args(pod, nodes, self.config.node_cache_capable, names=names)
         try:
             reply = wire.decode_filter_result(self.post(self.config.filter_verb, body))
@@ -392,21 +403,24 @@ class HTTPExtender:
             kept_names = reply.node_names
         else:
             kept_names = reply.node_items
-        try:
-            kept = list(map(by_name.__getitem__, kept_names or ()))
-        except KeyError as e:
-            raise ApiError(f"extender {_go_quote(self._url)} claims a filtered node {_go_quote(e.args[0])} "
-                           "which is not found in the input node list") from None
-        return kept, reply.failed, reply.failed_and_unresolvable
+        return kept_names or [], reply.failed, reply.failed_and_unresolvable
 
     def prioritize(self, pod: Pod, nodes: Sequence[Node]) -> tuple[list[tuple[str, int]], int]:
         """HTTPExtender.Prioritize: ([(host, score)], weight). Without a prioritize verb every
         node scores 0 with weight 0."""
         if not self.is_prioritizer():
             return [(n.meta.name, 0) for n in nodes], 0
-        body = wire.extender_args(pod, nodes, self.config.node_cache_capable)
+        hosts, scores = self.prioritize_columns(pod, nodes)
+        return list(zip(hosts, scores, strict=True)), self._weight
+
+    def prioritize_columns(self, pod: Pod, nodes: Sequence[Node], names: Sequence[str] | None = None
+                           ) -> tuple[list[str], list[int]]:
+        """:meth:`prioritize`'s reply as two aligned lists, hosts and scores (a prioritize verb
+        is required); ``names``: the nodes' names, when the caller has them (``nodes`` is then
+        read only when the extender is not nodeCacheCapable)."""
+        body = wire.extender_args(pod, nodes, self.config.node_cache_capable, names=names)
         try:
-            return wire.decode_host_priority_list(self.post(self.config.prioritize_verb, body)), self._weight
+            return wire.decode_host_priority_columns(self.post(self.config.prioritize_verb, body))
         except wire.WireError as e:
             raise ApiError(str(e)) from None
 
@@ -607,19 +621,37 @@ def _node_of(n: NodeInfo | Node) -> Node:
     return n
 
 
-_NODE_OF_INFO = attrgetter("node")
-_NAME = attrgetter("meta.name")
-
-
 def _nodes_of(items: Sequence[NodeInfo | Node]) -> list[Node]:
     """[_node_of(n) for n in items], without a Python call per node."""
+    plain: list[Node | None]
     try:
-        plain = list(map(_NODE_OF_INFO, items))  # all NodeInfo (the scheduler's case)
+        plain = [n.node for n in items]  # type: ignore[union-attr]  # all NodeInfo (the scheduler's case)
     except AttributeError:
         plain = [n.node if isinstance(n, NodeInfo) else n for n in items]
     if None in plain:  # Node compares by identity: a C-level scan
         raise ValueError("NodeInfo without a node")
-    return plain
+    return cast("list[Node]", plain)
+
+
+def _names_of(items: Sequence[NodeInfo | Node]) -> list[str]:
+    """The nodes' names (NodeInfo.name or Node.name); ValueError for a NodeInfo without a node."""
+    names = [n.name for n in items]
+    if "" in names:  # only a NodeInfo without a node has no name
+        _nodes_of(items)
+    return names
+
+
+def _by_name(ext: SchedulerExtender, method: str) -> TypeGuard[HTTPExtender]:
+    """Whether the scheduler calls the by-name variant of ``ext``'s ``method`` (filter_names,
+    prioritize_columns): ``ext`` is an HTTPExtender whose ``method`` is HTTPExtender's own (a
+    subclass's override is called as the Extender protocol says)."""
+    return isinstance(ext, HTTPExtender) and getattr(type(ext), method) is getattr(HTTPExtender, method)
+
+
+def _nodes_to_send(ext: HTTPExtender, items: Sequence[NodeInfo | Node]) -> list[Node]:
+    """The Node objects a call of ``ext`` with the nodes' names reads: none when it sends
+    the names only (nodeCacheCapable), which saves a pass over the candidates."""
+    return [] if ext.config.node_cache_capable else _nodes_of(items)
 
 
 def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasible: Sequence[NodeT],
@@ -636,18 +668,25 @@ def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasi
 
     ``feasible`` may hold NodeInfo or Node objects; the same objects come back."""
     current: list[NodeT] = list(feasible)
+    fresh: dict[str, Status] = {}  # reason -> the Status of a node that had none
     for ext in extenders:
         if not current:
             break
         if not ext.is_interested(pod):
             continue
-        plain = _nodes_of(current)
-        by_name = dict(zip(map(_NAME, plain), current, strict=True))
+        names = _names_of(current)
+        by_name = dict(zip(names, current, strict=True))
         try:
-            kept, failed, unresolvable = ext.filter(pod, plain)
+            if _by_name(ext, "filter") and ext.is_filter():
+                # By name: one list of names and one map back to ``current`` per cycle, where
+                # ext.filter would build its own and map its reply to Node objects first.
+                kept_names, failed, unresolvable = ext.filter_names(pod, _nodes_to_send(ext, current), names)
+            else:
+                kept, failed, unresolvable = ext.filter(pod, _nodes_of(current))
+                kept_names = [n.meta.name for n in kept]
             try:
-                kept_current = list(map(by_name.__getitem__, map(_NAME, kept)))
-            except KeyError as e:  # HTTPExtender checks this itself; other implementations may not
+                kept_current = list(map(by_name.__getitem__, kept_names))
+            except KeyError as e:  # HTTPExtender.filter checks this itself; other implementations may not
                 raise ApiError(f"extender {_go_quote(ext.name())} claims a filtered node {_go_quote(e.args[0])} "
                                "which is not found in the input node list") from None
         except ApiError:
@@ -663,7 +702,11 @@ def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasi
                 continue
             prev = statuses.get(node)
             if prev is None:
-                statuses[node] = Status(Code.UNSCHEDULABLE, (msg,))
+                # Statuses are immutable: nodes failed for the same reason share one.
+                status = fresh.get(msg)
+                if status is None:
+                    status = fresh[msg] = Status(Code.UNSCHEDULABLE, (msg,))
+                statuses[node] = status
             else:
                 statuses[node] = Status(prev.code, prev.reasons + (msg,), prev.plugin, prev.error)
         current = kept_current
@@ -715,16 +758,20 @@ def run_prioritize_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, n
     interested = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
     if not interested or not nodes:
         return ExtenderScores()
-    plain = _nodes_of(nodes)
-    wanted = set(map(_NAME, plain))
+    names = _names_of(nodes)
 
-    def call(ext: SchedulerExtender) -> tuple[list[tuple[str, int]], int] | None:
+    def call(ext: SchedulerExtender) -> tuple[list[str], list[int], int] | None:
         try:
-            return ext.prioritize(pod, plain)
+            if _by_name(ext, "prioritize"):
+                # Hosts and scores as two lists, straight from the reply: no pair per node.
+                hosts, scores = ext.prioritize_columns(pod, _nodes_to_send(ext, nodes), names)
+                return hosts, scores, ext.weight
+            pairs, weight = ext.prioritize(pod, _nodes_of(nodes))
+            return [h for h, _ in pairs], [s for _, s in pairs], weight
         except ApiError:
             return None
 
-    results: list[tuple[list[tuple[str, int]], int] | None]
+    results: list[tuple[list[str], list[int], int] | None]
     if len(interested) == 1:
         results = [call(interested[0])]
     elif executor is not None:
@@ -732,21 +779,32 @@ def run_prioritize_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, n
     else:
         with ThreadPoolExecutor(max_workers=len(interested), thread_name_prefix="extender-prioritize") as pool:
             results = list(pool.map(call, interested))
-    by_node: dict[str, tuple[tuple[str, int], ...]] = {}
-    totals: dict[str, int] = {}
-    get = by_node.get
+    columns: list[tuple[str, list[str], list[int]]] = []  # (extender, hosts, score x weight x 10)
     for ext, res in zip(interested, results, strict=True):
         if res is None or not res[0]:
             continue
-        scores, weight = res
-        name = ext.name()
+        hosts, scores, weight = res
         factor = weight * EXTENDER_SCORE_SCALE
-        values = [s for _, s in scores]
-        extreme = max(abs(min(values)), abs(max(values)))
-        wraps = extreme * abs(factor) >= 1 << 63  # otherwise no product can overflow int64
-        for host, score in scores:  # a host listed twice counts twice, as upstream
+        extreme = max(abs(min(scores)), abs(max(scores)))
+        if extreme * abs(factor) >= 1 << 63:  # otherwise no product can overflow int64
+            columns.append((ext.name(), hosts, [_wrap_int64(s * factor) for s in scores]))
+        else:
+            columns.append((ext.name(), hosts, [s * factor for s in scores]))
+    if len(columns) == 1:
+        # One extender that scored every candidate once, in the order sent (the usual reply):
+        # its totals are its scores, and by_node follows from them when someone reads it.
+        name, hosts, values = columns[0]
+        if hosts == names:
+            totals = dict(zip(hosts, values, strict=True))
+            if len(totals) == len(hosts):  # else a host listed twice counts twice (below)
+                return ExtenderScores(_OneExtender(name, totals), totals)
+    wanted = set(names)
+    by_node: dict[str, tuple[tuple[str, int], ...]] = {}
+    totals = {}
+    get = by_node.get
+    for name, hosts, values in columns:
+        for host, value in zip(hosts, values, strict=True):  # a host listed twice counts twice, as upstream
             if host in wanted:
-                value = _wrap_int64(score * factor) if wraps else score * factor
                 prev = get(host)
                 if prev is None:
                     by_node[host] = ((name, value),)
@@ -755,6 +813,29 @@ def run_prioritize_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, n
                     by_node[host] = prev + ((name, value),)
                     totals[host] += value
     return ExtenderScores(by_node, totals)
+
+
+class _OneExtender(Mapping[str, tuple[tuple[str, int], ...]]):
+    """ExtenderScores.by_node when a single extender scored: read from its totals on demand
+    (the scheduler reads only the totals; traces and reports read by_node)."""
+
+    __slots__ = ("_name", "_totals")
+
+    def __init__(self, name: str, totals: dict[str, int]) -> None:
+        self._name = name
+        self._totals = totals
+
+    def __getitem__(self, host: str) -> tuple[tuple[str, int], ...]:
+        return ((self._name, self._totals[host]),)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._totals)
+
+    def __len__(self) -> int:
+        return len(self._totals)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def run_bind_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, node: str) -> tuple[bool, ApiError | None]:

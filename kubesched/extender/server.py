@@ -33,13 +33,16 @@ use the form of the request: NodeNames for NodeNames, Nodes for Nodes.
 
 Batch handlers (``@app.filter_nodes``, ``@app.score_nodes``) judge all the candidates in one
 call, one verdict or score per node; at 1000 nodes a Python call per node costs more than the
-rest of a request. The verbs are served straight from ASGI (Starlette serves the rest), requests
-of the plain shape kube-scheduler sends are read with msgspec, and each distinct pod or node
-text is parsed once.
+rest of a request. The verbs are served straight from ASGI (Starlette serves the rest) and, by
+:func:`serve` and :class:`ServerThread`, past it: uvicorn runs the app with
+:class:`~kubesched.extender._protocol.VerbProtocol`, which answers plain verb requests itself and
+hands any other to h11 and the ASGI app. Requests of the plain shape kube-scheduler sends are read
+with msgspec, and each distinct pod or node text is parsed once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import inspect
@@ -52,8 +55,9 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, Generic, TypeVar, overload
+from typing import Annotated, Any, Generic, Literal, TypeVar, cast, overload
 
+import msgspec
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -65,6 +69,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from kubesched._serving import ThreadedServer
 from kubesched.errors import ConfigError, FieldError, KubeschedError
 from kubesched.extender import wire
+from kubesched.extender._protocol import VerbProtocol
 from kubesched.framework import Binding
 from kubesched.objects import Node, Pod
 from kubesched.objects.parse import parse_node, parse_pod
@@ -324,12 +329,16 @@ def _check_score(value: Any, who: str, node: str) -> int:
     return value
 
 
+_SCORES = list[Annotated[int, msgspec.Meta(ge=wire.MIN_EXTENDER_PRIORITY, le=wire.MAX_EXTENDER_PRIORITY)]]
+
+
 def _check_scores(values: list[Any], names: Sequence[str], who: str) -> list[int]:
-    """Every value an int in 0..10 (one pass in C when they are; the exact message otherwise)."""
-    if not values or (set(map(type, values)) <= {int} and min(values) >= wire.MIN_EXTENDER_PRIORITY
-                      and max(values) <= wire.MAX_EXTENDER_PRIORITY):
-        return values
-    return [_check_score(v, who, n) for v, n in zip(values, names, strict=True)]
+    """Every value an int in 0..10, as plain ints (one pass in C when they are: msgspec's strict
+    conversion refuses bools and floats as _check_score does; the exact message otherwise)."""
+    try:
+        return msgspec.convert(values, _SCORES)
+    except msgspec.ValidationError:
+        return [int(_check_score(v, who, n)) for v, n in zip(values, names, strict=True)]
 
 
 def _aligned(result: Any, count: int, who: str, what: str) -> list[Any]:
@@ -561,6 +570,18 @@ class ExtenderApp:
                 return
         await self.asgi(scope, receive, send)
 
+    # ---- the verbs without ASGI (kubesched.extender._protocol.VerbProtocol)
+    def verb_routes(self) -> dict[bytes, str]:
+        """Request path -> verb: the paths :meth:`serve_verb` answers (POST only)."""
+        return {f"{self.prefix}/{verb}".encode("ascii"): verb for verb in VERBS}
+
+    async def serve_verb(self, verb: str, body: bytes) -> tuple[int, bytes]:
+        """(HTTP status, JSON reply) for a POST of ``body`` to ``verb``, as :meth:`__call__`
+        answers it."""
+        async def read_body() -> bytes:
+            return body
+        return await self._handle(verb, read_body)
+
     def _starlette_endpoint(self, verb: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             status, body = await self._handle(verb, lambda: self._body(request))
@@ -783,11 +804,11 @@ class ExtenderApp:
         label = f"prioritize handler {handler.label}"
         if handler.shape == "node":
             values = await self._per_node(handler.fn, args.pod, given)
-            return wire.host_priorities_json(names, _check_scores(values, names, label))
+            return wire.host_priorities_json(names, _check_scores(values, names, label), plain_ints=True)
         if handler.shape == "nodes":
             values = _aligned(await self._call(handler.fn, args.pod, given, node_level=True), len(given), label,
                               "score")
-            return wire.host_priorities_json(names, _check_scores(values, names, label))
+            return wire.host_priorities_json(names, _check_scores(values, names, label), plain_ints=True)
         result = await self._call(handler.fn, args.pod, given)
         pairs: Iterable[Any]
         if isinstance(result, Mapping):
@@ -982,8 +1003,16 @@ def _uvicorn_config(app: Any, *, host: str, port: int, certfile: str | None, key
         raise ConfigError("--certfile and --keyfile must be given together")
     if client_ca and not certfile:
         raise ConfigError("--client-ca needs --certfile and --keyfile (client certificates need TLS)")
+    # An ExtenderApp (with its own __call__, so that serving the verbs past ASGI skips nothing)
+    # gets the protocol that answers the verbs itself and hands anything else to h11
+    # (kubesched.extender._protocol); any other app, uvicorn's choice.
+    http: type[asyncio.Protocol] | Literal["auto"] = "auto"
+    if isinstance(app, ExtenderApp) and type(app).__call__ is ExtenderApp.__call__:
+        # (uvicorn calls any protocol class; its annotation names only asyncio.Protocol, which a
+        # BufferedProtocol is not)
+        http = cast("type[asyncio.Protocol]", VerbProtocol)
     return uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, lifespan="off", log_config=None,
+        app, host=host, port=port, log_level=log_level, lifespan="off", log_config=None, http=http,
         ssl_certfile=certfile, ssl_keyfile=keyfile, ssl_ca_certs=client_ca,
         ssl_cert_reqs=ssl.CERT_REQUIRED if client_ca else ssl.CERT_NONE,
         timeout_graceful_shutdown=2, access_log=False,

@@ -183,7 +183,8 @@ def _go_differs(out: bytes) -> bool:
 
 def _fast_json(value: Any) -> bytes | None:
     """msgspec's encoding of ``value`` — only str, int, bool, None, and lists / str-keyed dicts
-    of them, which the callers guarantee — when it is byte-identical to :func:`go_json`'s."""
+    of them, or HostPriority structs (str, int), which the callers guarantee — when it is
+    byte-identical to :func:`go_json`'s."""
     try:
         out = _ENCODER.encode(value)
     except (TypeError, ValueError, msgspec.EncodeError):  # e.g. a lone surrogate (UnicodeEncodeError)
@@ -601,13 +602,16 @@ def parse_host_priority_list(value: Any) -> list[HostPriority]:
     return out
 
 
-class _HostPriorityWire(msgspec.Struct, forbid_unknown_fields=True):
+# The reply structs are decoded by the thousand (a HostPriority or a node per candidate) and
+# never take part in a reference cycle: gc=False keeps them out of the cyclic collector, whose
+# generation-0 passes a thousand tracked objects would trigger (~25% of a decode).
+class _HostPriorityWire(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     Host: str = ""
     # int64 checked by the decoder: a score out of range takes the exact path (Go's error).
     Score: Annotated[int, msgspec.Meta(ge=_INT64_MIN, le=_INT64_MAX)] = 0
 
 
-class _ObjectMetaWire(msgspec.Struct, forbid_unknown_fields=True):
+class _ObjectMetaWire(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """metav1.ObjectMeta's JSON fields: any other key (a case variant Go would still match)
     sends the reply to the exact path."""
 
@@ -628,7 +632,7 @@ class _ObjectMetaWire(msgspec.Struct, forbid_unknown_fields=True):
     managedFields: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
 
 
-class _NodeWire(msgspec.Struct, forbid_unknown_fields=True):
+class _NodeWire(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     apiVersion: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
     kind: msgspec.Raw = msgspec.Raw(b"null")
     metadata: _ObjectMetaWire | None = None
@@ -662,10 +666,6 @@ def decode_host_priority_list(body: bytes) -> list[tuple[str, int]]:
     return list(zip(*decode_host_priority_columns(body), strict=True))
 
 
-_HOST = attrgetter("Host")
-_SCORE = attrgetter("Score")
-
-
 def decode_host_priority_columns(body: bytes) -> tuple[list[str], list[int]]:
     """:func:`decode_host_priority_list` as two aligned lists, hosts and scores (no Python
     object per entry on the fast path)."""
@@ -674,7 +674,7 @@ def decode_host_priority_columns(body: bytes) -> tuple[list[str], list[int]]:
     except (msgspec.MsgspecError, ValueError, RecursionError):
         pairs = parse_host_priority_list(decode_json(body))
         return [s.host for s in pairs], [s.score for s in pairs]
-    return list(map(_HOST, items)), list(map(_SCORE, items))
+    return [h.Host for h in items], [h.Score for h in items]
 
 
 def decode_filter_result(body: bytes) -> FilterReply:
@@ -817,13 +817,12 @@ def host_priorities_json(hosts: Sequence[str], scores: Sequence[int], *, plain_i
     checked that each is an ``int`` and no subclass)."""
     if len(hosts) != len(scores):
         raise ValueError(f"{len(hosts)} hosts, {len(scores)} scores")
-    # The pairs as arrays, [["a",1],["b",2]], rewritten into [{"Host":"a","Score":1},...]: with
-    # no escape in the text (checked) no string holds a '"', so '",' ends a host, '],["' sits
-    # between two entries, and neither can occur inside a name.
-    out = _fast_json(list(zip(hosts, scores, strict=True))) if hosts else None
-    if out is not None and (plain_ints or set(map(type, scores)) <= {int}):
-        return (b'[{"Host":"' + out[3:-2].replace(b'",', b'","Score":').replace(b'],["', b'},{"Host":"')
-                + b"}]")
+    # msgspec writes a struct's fields in declaration order, compact: Go's HostPriority exactly
+    # (int scores only: a bool or float subclass would print differently).
+    if hosts and (plain_ints or set(map(type, scores)) <= {int}):
+        out = _fast_json(list(map(_HostPriorityWire, hosts, scores)))
+        if out is not None:
+            return out
     return go_json([{"Host": h, "Score": s} for h, s in zip(hosts, scores, strict=True)])
 
 

@@ -679,8 +679,10 @@ def run_case(case: Case | None, mode: Mode, *, verb: str | None = None, faulty: 
     return run
 
 
-# The HTTPExtender method behind each verb.
-_METHOD = {"filter": "filter", "prioritize": "prioritize", "preempt": "process_preemption", "bind": "bind"}
+# The HTTPExtender method behind each verb: the scheduler calls filter_names and
+# prioritize_columns, and HTTPExtender.filter / prioritize go through them too.
+_METHOD = {"filter": "filter_names", "prioritize": "prioritize_columns", "preempt": "process_preemption",
+           "bind": "bind"}
 
 
 def _observe(run: CaseRun, sim: Simulator, verb: str) -> None:

@@ -128,6 +128,27 @@ def test_scores_add_score_times_weight_times_ten_per_extender(stub_factory: Stub
     assert scores.scores_of(b.url, ["n1", "n2", "n3"]).tolist() == [50, 0, 0]
 
 
+@pytest.mark.parametrize(("answer", "by_node"), [
+    pytest.param([("n1", 3), ("n2", 1), ("n3", 0)], {"n1": (60,), "n2": (20,), "n3": (0,)},
+                 id="every candidate in order"),
+    pytest.param([("n3", 0), ("n1", 3)], {"n3": (0,), "n1": (60,)}, id="some, in another order"),
+    pytest.param([("n1", 3), ("n1", 1), ("n2", 1)], {"n1": (60, 20), "n2": (20,)}, id="a host twice counts twice"),
+    pytest.param([("n1", 3), ("n9", 10), ("n2", 1)], {"n1": (60,), "n2": (20,)},
+                 id="a host not a candidate is dropped"),
+])
+def test_one_prioritizer(answer: list[tuple[str, int]], by_node: dict[str, tuple[int, ...]],
+                         stub_factory: StubFactory) -> None:
+    stub = stub_factory(lambda p, b: reply([{"Host": h, "Score": s} for h, s in answer]))
+    with ext(stub.url, weight=2) as e:
+        scores = run_prioritize_extenders([e], POD, infos("n1", "n2", "n3"))
+    want = {h: tuple((stub.url, v) for v in values) for h, values in by_node.items()}
+    assert scores.by_node == want and dict(scores.by_node) == want
+    assert repr(want) in repr(scores)
+    totals = [sum(by_node.get(n, ())) for n in ("n1", "n2", "n3")]
+    assert scores.totals(["n1", "n2", "n3"]).tolist() == totals
+    assert scores.scores_of(stub.url, ["n1", "n2", "n3"]).tolist() == totals
+
+
 def test_extenders_prioritize_concurrently(stub_factory: StubFactory) -> None:
     # Each extender answers only once both requests are in flight: sequential calls would
     # break the barrier and come back as HTTP 500, i.e. without scores.
