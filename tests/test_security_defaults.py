@@ -538,7 +538,9 @@ def test_kubesched_run_at_v10_on_the_command_line_never_logs_the_token_or_key(tm
     assert _bound(api, names)
     assert listening == {"127.0.0.1"}
     assert f"serving health and metrics on http://127.0.0.1:{port}" in err
-    assert re.search(r" D httpcore\.", err), "-v=10 did not log the HTTP layer at debug"
+    # The API client's own transport (kubesched.cluster._http) carries every request, watches included.
+    assert re.search(r" D kubesched\.cluster\._http\] GET https://\S+/api/v1/pods\?\S*watch=1\S* 200 OK in ", err), \
+        "-v=10 did not log the HTTP layer at debug"
     for where, text in (("stdout", out), ("stderr", err)):
         assert not c.secrets.leaks(text), f"{where} of kubesched run -v=10 shows {c.secrets.leaks(text)}"
 

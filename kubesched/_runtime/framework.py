@@ -372,15 +372,23 @@ class Framework:
                     raise PluginError(f"running Normalize on Score plugins: plugin {_q(p.name)} failed with: {st.message}")
                 scores = np.fromiter((ns.score for ns in lst), np.int64, n)
             normalized.append(scores)
-        for p, scores in zip(plugins, normalized, strict=True):
-            if n and (int(scores.max()) > MAX_NODE_SCORE or int(scores.min()) < MIN_NODE_SCORE):
-                bad = next(int(s) for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
-                raise PluginError(f"applying score defaultWeights on Score plugins: plugin {_q(p.name)} returns an "
-                                  f"invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, "
-                                  f"{MAX_NODE_SCORE}] after normalizing")
-            weighted = scores * self.score_weights[p.name]
-            out.plugins.append(PluginScores(p.name, weighted))
-            totals += weighted
+        if not plugins or not n:
+            out.plugins.extend(PluginScores(p.name, scores * self.score_weights[p.name])
+                               for p, scores in zip(plugins, normalized, strict=True))
+            return out
+        # The range check and the weights over every plugin at once (one nodes x plugins
+        # matrix): a handful of numpy calls per cycle instead of five per plugin.
+        matrix = np.stack(normalized)
+        out_of_range = (matrix.max(axis=1) > MAX_NODE_SCORE) | (matrix.min(axis=1) < MIN_NODE_SCORE)
+        if out_of_range.any():
+            i = int(np.flatnonzero(out_of_range)[0])  # the first plugin in order, as upstream's loop
+            bad = next(int(s) for s in normalized[i] if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
+            raise PluginError(f"applying score defaultWeights on Score plugins: plugin {_q(plugins[i].name)} returns "
+                              f"an invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, "
+                              f"{MAX_NODE_SCORE}] after normalizing")
+        weighted = matrix * np.array([self.score_weights[p.name] for p in plugins], np.int64)[:, None]
+        out.plugins.extend(PluginScores(p.name, row) for p, row in zip(plugins, weighted, strict=True))
+        out.totals = weighted.sum(axis=0)
         return out
 
     @staticmethod

@@ -506,8 +506,10 @@ def run_command(config: str | None, kubeconfig: str, master: str, deterministic:
     # klog prints Info at the default verbosity (-v=0): so do we; -v raises it to debug.
     logging.basicConfig(level=logging.DEBUG if verbosity >= 4 else logging.INFO,
                         format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
-    # httpx logs every request at INFO; client-go's round tripper logs requests from -v=6 on.
+    # httpx logs every request at INFO; client-go's round tripper logs requests from -v=6 on
+    # (the API client's own transport logs them at debug, see kubesched.cluster._http).
     logging.getLogger("httpx").setLevel(logging.DEBUG if verbosity >= 6 else logging.WARNING)
+    logging.getLogger("kubesched.cluster._http").setLevel(logging.DEBUG if verbosity >= 6 else logging.INFO)
     # Whatever a library logs at -v=10, no token, key or Authorization header is written.
     redact_credentials_in_logs()
     result = run(RunOptions(config, kubeconfig, master, deterministic), serving, leader_election_flags,

@@ -7,9 +7,10 @@ event machine), more than the scheduling cycle itself at 5000 nodes. This transp
 request with one ``sendall`` and reads the reply with a minimal HTTP/1.1 parser (status line,
 headers, a Content-Length, chunked or read-to-close body, 1xx replies skipped, gzip decoded),
 ~0.04 ms: what Go's http.Transport does for client-go. :class:`~kubesched.cluster.live.ApiClient`
-uses it for every request but watches (they stay on httpx, whose stream the reflector reads
-and cuts); anything it cannot do (a proxy from the environment, a client replaced by a test's
-mock transport) goes through httpx.
+uses it for every request, watches included (:meth:`Pool.stream`: the body read as it
+arrives, as Go's transport hands a watch's body to client-go's StreamWatcher); anything it
+cannot do (a proxy from the environment, a client replaced by a test's mock transport) goes
+through httpx.
 
 Connections are kept alive and reused like Go's http.Transport (at most ``max_idle`` idle
 ones, most recently used first); an idle connection the server has closed meanwhile is noticed
@@ -25,17 +26,22 @@ packages apart.)
 from __future__ import annotations
 
 import http.client
+import logging
 import socket
 import ssl
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["ConnectFailed", "Pool", "Reply", "Timeout"]
+__all__ = ["ConnectFailed", "Pool", "Reply", "Stream", "Timeout"]
+
+log = logging.getLogger(__name__)
 
 _RECV = 1 << 16
 _MAX_HEAD = 1 << 16  # a reply's status line and headers
+_NO_DEADLINE = 365 * 86400.0  # "no timeout" as a deadline this far ahead (socket timeouts are finite)
 
 
 class Timeout(Exception):
@@ -183,6 +189,13 @@ class Pool:
         lines = [f"Host: {shown}" if port == default_port else f"Host: {shown}:{port}"]
         lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
         self._headers = ("\r\n".join(lines) + "\r\n").encode("latin-1")
+        self._origin = f"{'https' if ssl_context is not None else 'http'}://{shown}:{port}"
+
+    def _log(self, method: str, target: str, status: int, reason: str, start: float) -> None:
+        """client-go's debugging round tripper at -v=6 (round_trippers.go): the request's
+        method, URL, the reply's status and latency; never a header."""
+        ms = int((time.monotonic() - start) * 1000)
+        log.debug("%s %s%s %d %s in %d milliseconds", method, self._origin, target, status, reason, ms)
 
     # ---------------------------------------------------------------- connections
     def _connect(self, deadline: float) -> _Conn:
@@ -249,6 +262,23 @@ class Pool:
             request = b"".join([head, b"Content-Length: %d\r\n\r\n" % len(body), body])
         else:
             request = head + b"\r\n"
+        start = time.monotonic() if log.isEnabledFor(logging.DEBUG) else None
+        conn = self._open(request, deadline)
+        keep = False
+        try:
+            reply, keep = self._reply(conn, deadline, head_only=method == "HEAD")
+        finally:
+            if keep:
+                self._release(conn)
+            else:
+                conn.close()
+        if start is not None:
+            self._log(method, target, reply.status_code, reply.reason_phrase, start)
+        return reply
+
+    def _open(self, request: bytes, deadline: float) -> _Conn:
+        """A connection ``request`` was written to: an idle one, else (none, or the write
+        failed on it) a new one."""
         conn = self._take_idle()
         if conn is not None:
             try:
@@ -266,15 +296,28 @@ class Pool:
             except BaseException:
                 conn.close()
                 raise
-        keep = False
+        return conn
+
+    def stream(self, method: str, target: str, *, headers: str = "", deadline: float,
+               read_timeout: float | None) -> Stream:
+        """Send a body-less ``method target`` and return the reply once its head arrived, its
+        body to be read as it comes (:meth:`Stream.chunks`): a watch. ``deadline`` bounds the
+        connect and the write, ``read_timeout`` (None: none) each read, the head's included
+        (httpx's read timeout, which the watch had before). The connection is the stream's
+        (closed with it, never back in the pool: a watch ends by being cut). Raises as
+        :meth:`request`."""
+        head = f"{method} {target} HTTP/1.1\r\n".encode("latin-1") + self._headers + headers.encode("latin-1")
+        start = time.monotonic() if log.isEnabledFor(logging.DEBUG) else None
+        conn = self._open(head + b"\r\n", deadline)
         try:
-            reply, keep = self._reply(conn, deadline, head_only=method == "HEAD")
-        finally:
-            if keep:
-                self._release(conn)
-            else:
-                conn.close()
-        return reply
+            read_deadline = time.monotonic() + (_NO_DEADLINE if read_timeout is None else read_timeout)
+            status, reason, _, fields = _read_head(conn, read_deadline)
+        except BaseException:
+            conn.close()
+            raise
+        if start is not None:
+            self._log(method, target, status, reason, start)
+        return Stream(conn, status, reason, fields, read_timeout, head_only=method == "HEAD")
 
     @staticmethod
     def _send(conn: _Conn, request: bytes, deadline: float) -> None:
@@ -327,3 +370,123 @@ class Pool:
             if not inflate.eof:
                 raise zlib.error("unexpected EOF")
         return Reply(status, reason, headers, data), keep
+
+
+class Stream:
+    """A reply whose body is read as it arrives (:meth:`Pool.stream`), with the attribute
+    names of an httpx.Response. :meth:`abort` may be called from any thread: a read blocked in
+    :meth:`chunks` then sees the end of the stream (as cutting the watch's connection does for
+    client-go's reflector)."""
+
+    def __init__(self, conn: _Conn, status: int, reason: str, headers: dict[str, str],
+                 read_timeout: float | None, *, head_only: bool = False) -> None:
+        self.status_code = status
+        self.reason_phrase = reason
+        self.headers = headers
+        self._conn = conn
+        self._head_only = head_only or status in (204, 304)
+        self._read_timeout = read_timeout
+        conn.sock.settimeout(read_timeout)  # once: each recv then waits at most this long
+        self.content = b""
+
+    def _fill(self) -> bool:
+        try:
+            data = self._conn.sock.recv(_RECV)
+        except TimeoutError:
+            raise Timeout() from None
+        if not data:
+            return False
+        self._conn.buf += data
+        return True
+
+    def _line(self) -> bytes:
+        buf = self._conn.buf
+        while True:
+            i = buf.find(b"\r\n")
+            if i >= 0:
+                out = bytes(buf[:i])
+                del buf[:i + 2]
+                return out
+            if len(buf) > _MAX_HEAD:
+                raise http.client.LineTooLong("chunk size line")
+            if not self._fill():
+                raise http.client.IncompleteRead(bytes(buf))
+
+    def _raw(self) -> Iterator[bytes]:
+        """The body as it arrives, framing (chunked, Content-Length, to the end) undone."""
+        if self._head_only:
+            return
+        buf = self._conn.buf
+        encoding = self.headers.get("transfer-encoding", "").lower()
+        if "chunked" in encoding:
+            while True:
+                line = self._line()
+                try:
+                    n = int(line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    raise http.client.HTTPException(f"bad chunk size {line[:20]!r}") from None
+                if n == 0:
+                    while self._line():  # trailers, up to the empty line
+                        pass
+                    return
+                while n:
+                    if not buf and not self._fill():
+                        raise http.client.IncompleteRead(b"", n)
+                    piece = bytes(buf[:n])
+                    del buf[:len(piece)]
+                    n -= len(piece)
+                    yield piece
+                while len(buf) < 2:
+                    if not self._fill():
+                        raise http.client.IncompleteRead(bytes(buf), 2 - len(buf))
+                if buf[:2] != b"\r\n":
+                    raise http.client.HTTPException("chunk not followed by CRLF")
+                del buf[:2]
+        elif "content-length" in self.headers:
+            value = self.headers["content-length"]
+            if not value.isdigit():
+                raise http.client.HTTPException(f"bad Content-Length {value!r}")
+            n = int(value)
+            while n:
+                if not buf and not self._fill():
+                    raise http.client.IncompleteRead(b"", n)
+                piece = bytes(buf[:n])
+                del buf[:len(piece)]
+                n -= len(piece)
+                yield piece
+        else:  # the body runs to the end of the connection
+            while buf or self._fill():
+                piece = bytes(buf)
+                buf.clear()
+                yield piece
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body's bytes as they arrive (gzip undone). Raises :class:`Timeout` when a read
+        waited ``read_timeout``, OSError / http.client.HTTPException when the connection broke
+        or the framing is garbled (IncompleteRead: cut short, :meth:`abort` included),
+        zlib.error for a body that does not inflate."""
+        if self.headers.get("content-encoding", "").strip().lower() != "gzip":
+            yield from self._raw()
+            return
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        for piece in self._raw():
+            out = inflate.decompress(piece)
+            if out:
+                yield out
+        if not inflate.eof:
+            raise zlib.error("unexpected EOF")
+
+    def read(self) -> bytes:
+        """The whole body (an error reply's), also kept as ``content``."""
+        self.content = b"".join(self.chunks())
+        return self.content
+
+    def abort(self) -> None:
+        """Cut the connection (from any thread): a blocked read returns."""
+        try:
+            self._conn.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._conn.close()

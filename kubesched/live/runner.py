@@ -242,6 +242,10 @@ class LiveScheduler:
         self._local = _Local()
         self._stopping = threading.Event()
         self._in_flight = 0
+        # Threads waiting on _cond for any change (binding cycles at Permit or waiting for the
+        # PV controller, stop(), a replica not leading), as opposed to the scheduling loop,
+        # which waits for a pod to pop: see _notify.
+        self._change_waiters = 0
         self._pool = _BindingWorkers(max(bind_workers, 1), "binding")
         self.objects = cluster.objects
         self.rng = random.Random(0 if deterministic and seed is None else seed)
@@ -311,7 +315,24 @@ class LiveScheduler:
         try:
             self._dispatch(ch)
         finally:
+            self._notify()
+
+    def _notify(self) -> None:
+        """Wake the waiters on the lock's condition after a change (under the lock): those
+        waiting for any change, and the scheduling loop only when the activeQ has a pod for it.
+        Upstream's loop blocks in activeQ's Pop, which only an add to the activeQ wakes; waking
+        it for every informer event (each pod's bind confirmation too) cost two thread
+        hand-offs per pod and nothing else."""
+        if self._change_waiters or self.queue.num_active:
             self._cond.notify_all()
+
+    def _wait_for_change(self, seconds: float) -> None:
+        """Wait on the lock's condition (held) for any change, at most ``seconds``."""
+        self._change_waiters += 1
+        try:
+            self._cond.wait(seconds)
+        finally:
+            self._change_waiters -= 1
 
     def _dispatch(self, ch: Change) -> None:
         q, cache = self.queue, self.cache
@@ -399,7 +420,7 @@ class LiveScheduler:
         """Inside a binding cycle: wait with the lock released until an informer change (or
         :meth:`stop`) notifies, at most ``seconds``. Elsewhere: sleep unless stopping."""
         if self._local.holds_lock:
-            self._cond.wait(seconds)
+            self._wait_for_change(seconds)
         else:
             self._stopping.wait(seconds)
 
@@ -506,7 +527,7 @@ class LiveScheduler:
                     return "lost-leadership"
                 with self._cond:
                     if not is_leader():
-                        self._cond.wait(0.05)
+                        self._wait_for_change(0.05)
                 continue
             led = True
             self.schedule_one(wait=0.25)
@@ -557,7 +578,7 @@ class LiveScheduler:
                 for wp in fwk.handle.iterate_over_waiting_pods():
                     wp.reject("", "the scheduler is stopping")
             while self._in_flight and time.monotonic() < deadline:
-                self._cond.wait(0.05)
+                self._wait_for_change(0.05)
         self._pool.shutdown()
         self.cluster.stop()
         for ext in self.extenders:
@@ -593,6 +614,7 @@ class LiveScheduler:
         """ScheduleOne: pop a pod (waiting up to ``wait`` s for one) and run its scheduling
         cycle; the binding cycle goes to a worker. False if there was nothing to pop."""
         after: list[Callable[[], None]] = []
+        binding: Callable[[], None] | None = None
         if self.invariants is not None:
             self.invariants.raise_recorded()  # found by a binding cycle (a worker thread)
         with self._cond:
@@ -611,7 +633,11 @@ class LiveScheduler:
                 self.queue.done(qpi.pod.uid)
                 self.stats.skipped += 1
             else:
-                after = self._scheduling_cycle(pod, qpi, cycle)
+                after, binding = self._scheduling_cycle(pod, qpi, cycle)
+        if binding is not None:
+            # Handed to a worker once the lock is free (counted in flight under it): a worker
+            # woken while the loop still held the lock would only block on it again.
+            self._pool.submit(binding)
         if self._leading():
             for action in after:
                 _safely(action)
@@ -636,7 +662,10 @@ class LiveScheduler:
             return True
         return bool(pod.node_name) or self.cache.node_of(pod) is not None
 
-    def _scheduling_cycle(self, pod: Pod, qpi: QueuedPodInfo, cycle: int) -> list[Callable[[], None]]:
+    def _scheduling_cycle(self, pod: Pod, qpi: QueuedPodInfo,
+                          cycle: int) -> tuple[list[Callable[[], None]], Callable[[], None] | None]:
+        """The scheduling cycle (under the lock): the API calls to make once the lock is
+        released, and the binding cycle to start then (counted in flight already)."""
         self._preemptor = pod
         self._nomination = None
         start = time.perf_counter()
@@ -652,26 +681,25 @@ class LiveScheduler:
         if attempt.outcome in ("Assumed", "Waiting"):
             self._activate(attempt)  # the end of a successful scheduling cycle: PodsToActivate
             self._in_flight += 1
-            self._pool.submit(functools.partial(self._binding_cycle, attempt, qpi, start))
             if self.invariants is not None:
                 self.invariants.check(cycle, pod, "scheduling", attempt)
-            return []
+            return [], functools.partial(self._binding_cycle, attempt, qpi, start)
         after = self._failure(attempt, qpi, cycle, start, binding=False)
         if self.invariants is not None:
             self.invariants.check(cycle, pod, "scheduling", attempt)
-        return after
+        return after, None
 
     # ================================================================ binding
     def _binding_cycle(self, attempt: Attempt, qpi: QueuedPodInfo, start: float) -> None:
         after: list[Callable[[], None]] = []
-        try:
-            with self._cond:
+        with self._cond:
+            try:
                 # WaitOnPermit: the lock is free while the pod waits for its Permit plugins.
                 while attempt.waiting is not None and not attempt.waiting.done:
                     for fwk in self.profiles.values():
                         fwk.handle.waiting_pods.expire(time.time())
                     if not attempt.waiting.done:
-                        self._cond.wait(0.05)
+                        self._wait_for_change(0.05)
                 self._local.holds_lock = True
                 try:
                     self.scheduler.binding_cycle(attempt)
@@ -685,12 +713,13 @@ class LiveScheduler:
                     after = self._failure(attempt, qpi, self.queue.scheduling_cycle, start, binding=True)
                 if self.invariants is not None:
                     self.invariants.check(None, attempt.pod, "binding", attempt)
-        except Exception:  # noqa: BLE001 - a worker must never die silently
-            log.exception("binding cycle of %s", attempt.pod.key)
-        finally:
-            with self._cond:
+            except Exception:  # noqa: BLE001 - a worker must never die silently
+                log.exception("binding cycle of %s", attempt.pod.key)
+            finally:
+                # Out of flight before the lock is given up: one lock round trip per pod less
+                # than taking it again for this.
                 self._in_flight -= 1
-                self._cond.notify_all()
+                self._notify()
         unsent = attempt.pod.uid in self._unsent  # dropped by the stop before it went out: nothing to report
         self._unsent.discard(attempt.pod.uid)
         if self._leading() and not unsent:
@@ -712,7 +741,9 @@ class LiveScheduler:
             first = qpi.initial_attempt_timestamp
             self.metrics.observe_pod_scheduled(qpi.attempts, time.time() - first if first else 0.0)
         msg = f"Successfully assigned {pod.key} to {node}"
-        return [lambda: self._event(pod, None, "Normal", "Scheduled", "Binding", msg)]
+        # Written by this binding worker when the broadcaster can take it at once (its bind is
+        # done): no hand-off to an event writer thread.
+        return [lambda: self._event(pod, None, "Normal", "Scheduled", "Binding", msg, write=True)]
 
     # ================================================================ failures
     def _failure(self, attempt: Attempt, qpi: QueuedPodInfo, cycle: int, start: float, *,
@@ -775,8 +806,10 @@ class LiveScheduler:
         else:
             self.cluster.patch_pod_status(pod, condition=condition)
 
-    def _event(self, pod: Pod, related: Pod | None, event_type: str, reason: str, action: str, note: str) -> None:
-        self.cluster.record_event(pod, related, event_type, reason, action, note, controller=pod.scheduler_name)
+    def _event(self, pod: Pod, related: Pod | None, event_type: str, reason: str, action: str, note: str, *,
+               write: bool = False) -> None:
+        self.cluster.record_event(pod, related, event_type, reason, action, note, controller=pod.scheduler_name,
+                                  write=write)
 
     def _publish_queue_metrics(self) -> None:
         if self.metrics is None:

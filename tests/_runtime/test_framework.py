@@ -48,9 +48,13 @@ def run(scorers: list[Scorer]) -> Any:
         # Every plugin scores before any score is checked: the later plugin's error wins.
         ([Scorer("Big", 101), Scorer("Broken", 0, fail=True)],
          'running Score plugins: plugin "Broken" failed with: no score today'),
+        ([Scorer("Fine", 50), Scorer("Low", -1), Scorer("Big", 101)],
+         'applying score defaultWeights on Score plugins: plugin "Low" returns an invalid score -1, it should in '
+         "the range of [0, 100] after normalizing"),
     ],
     ids=["an out-of-range score is an error applying the weights",
-         "a Score error of a later plugin comes before an earlier plugin's out-of-range score"],
+         "a Score error of a later plugin comes before an earlier plugin's out-of-range score",
+         "of two plugins out of range the first in order is reported"],
 )
 def test_score_plugin_errors_are_reported_as_run_score_plugins_does(scorers: list[Scorer], error: str) -> None:
     a = run(scorers)

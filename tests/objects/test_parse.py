@@ -577,3 +577,57 @@ def test_parse_pod_with_the_previous_version_equals_a_fresh_parse(update: Callab
     assert {f: getattr(incremental, f) for f in fields} == {f: getattr(fresh, f) for f in fields}
     assert (incremental.containers is prev.containers) == reused
     assert incremental.raw is raw
+
+
+# ------------------------------------------------------------------ parse_pod of JSON-decoded pods
+def _other_pod(raw: dict[str, Any]) -> None:
+    raw["metadata"].update(name="q", uid="u2")
+
+
+def _tolerating(raw: dict[str, Any]) -> None:
+    raw["spec"]["tolerations"] = [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+
+
+SHARED = [
+    ("another pod of the same template shares its containers", _other_pod, True),
+    ("a pod with another container request parses its own", _more_cpu, False),
+    ("a pod whose init container is a sidecar parses its own", _sidecar, False),
+    ("a pod with an overhead parses its own", _overhead, False),
+]
+
+
+@pytest.mark.parametrize("update, shared", [s[1:] for s in SHARED], ids=[s[0] for s in SHARED])
+def test_json_decoded_pods_of_one_template_share_what_a_fresh_parse_gives(
+        update: Callable[[dict[str, Any]], None], shared: bool) -> None:
+    from kubesched.objects.parse import parse_pod
+
+    first = _live_pod()
+    _tolerating(first)
+    a = parse_pod(first, json_decoded=True)
+    raw = _live_pod()
+    _tolerating(raw)
+    update(raw)
+    b, fresh = parse_pod(raw, json_decoded=True), parse_pod(copy.deepcopy(raw))
+    fields = ("containers", "init_containers", "overhead", "requests", "non_zero_cpu", "non_zero_memory",
+              "score_requests", "tolerations", "meta")
+    assert {f: getattr(b, f) for f in fields} == {f: getattr(fresh, f) for f in fields}
+    assert (b.containers is a.containers) == shared
+    assert b.tolerations is a.tolerations  # the same tolerations in every case
+
+
+def test_pods_not_marked_json_decoded_never_share() -> None:
+    from kubesched.objects.parse import parse_pod
+
+    a, b = parse_pod(_live_pod()), parse_pod(_live_pod())
+    assert a.containers == b.containers and a.containers is not b.containers
+
+
+def test_an_invalid_pod_is_refused_every_time_it_is_parsed() -> None:
+    from kubesched.errors import FieldError
+    from kubesched.objects.parse import parse_pod
+
+    raw = _live_pod()
+    raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    for _ in range(2):
+        with pytest.raises(FieldError):
+            parse_pod(copy.deepcopy(raw), json_decoded=True)
