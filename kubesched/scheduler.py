@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from kubesched._cache import Cache
+from kubesched._queue.nominator import QueueNominator
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import ApiError, KubeschedError
@@ -416,12 +417,17 @@ class Scheduler:
         out: dict[str, list[PodInfo]] = {}
         nominator = self.nominator
         priority, uid = pod.priority, pod.uid
-        for node in nominator.nominated_node_names():
-            pods = nominator.nominated_pods_for_node(node)
+        # The queue's nominator lends its lists (no copy per node: with hundreds of nominated
+        # pods in flight, as in a preemption wave, the copies were most of this function).
+        items = nominator.nominated_items() if isinstance(nominator, QueueNominator) else \
+            [(node, nominator.nominated_pods_for_node(node)) for node in nominator.nominated_node_names()]
+        for node, pods in items:
+            if not pods:
+                continue
             if len(pods) == 1:  # the usual case, without a list comprehension
                 p = pods[0].pod
                 if p.priority >= priority and p.uid != uid:
-                    out[node] = pods
+                    out[node] = [pods[0]]  # a copy: the lent list may change after this cycle
                 continue
             relevant = [pi for pi in pods if pi.pod.priority >= priority and pi.pod.uid != uid]
             if relevant:

@@ -40,6 +40,12 @@ NOTES = """\
 - The API server restart row retries events every 1 s instead of tools/events' 10 s, to keep the
   run short; the slow-responses row sets kubesched's client timeout to 1 s (30 s by default;
   kube-scheduler's client has none).
+- The restarted process starts from bytecode (the row compiles the package first, as `pip install`
+  does; a checkout run with PYTHONDONTWRITEBYTECODE compiles every module at each start, ~0.2 s
+  more). Most of its time to the first request is the interpreter and imports (numpy, httpx,
+  uvicorn/starlette for health and metrics, pydantic's configuration models, ~150 frozen
+  dataclasses); `python -m kubesched` / the `kubesched` script pause the garbage collector while
+  they load (kubesched._entry).
 """
 
 

@@ -89,6 +89,12 @@ class QueueNominator:
     def nominated_node_names(self) -> list[str]:
         return [node for node, lst in self._by_node.items() if lst]
 
+    def nominated_items(self) -> list[tuple[str, list[PodInfo]]]:
+        """(node, its nominated pods) for every node with some, without copying the lists:
+        the read-only view addNominatedPods needs once per cycle (callers must not modify
+        them; the nominator replaces nothing in place while a cycle runs)."""
+        return list(self._by_node.items())
+
     def __bool__(self) -> bool:
         """True when some real node has nominated pods (an Override to "" nominates none)."""
         return any(node for node in self._by_node)
