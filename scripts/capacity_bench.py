@@ -34,12 +34,15 @@ TEMPLATE = {
 }
 
 
+def node_items(num_nodes: int) -> list[dict[str, Any]]:
+    """kubesched.bench's scheduler_perf nodes as the Node manifests of a dump."""
+    return [{"apiVersion": "v1", "kind": "Node", **{k: v for k, v in node.raw.items() if k not in ("apiVersion", "kind")}}
+            for node in basic_nodes(num_nodes)]
+
+
 def cluster_dump(num_nodes: int) -> dict[str, Any]:
     """A `kubectl get -A -o yaml`-shaped List: the bench nodes and one running pod per node."""
-    items: list[dict[str, Any]] = []
-    for node in basic_nodes(num_nodes):
-        items.append({"apiVersion": "v1", "kind": "Node", **{k: v for k, v in node.raw.items()
-                                                             if k not in ("apiVersion", "kind")}})
+    items = node_items(num_nodes)
     for i in range(num_nodes):
         items.append({
             "apiVersion": "v1", "kind": "Pod",

@@ -22,17 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubesched.bench import basic_nodes
+from capacity_bench import node_items  # scripts/ is on sys.path when a script runs
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = [ROOT / "examples" / "compare" / "leastallocated.yaml", ROOT / "examples" / "compare" / "mostallocated.yaml"]
 
 
 def cluster(num_nodes: int, num_pods: int) -> dict[str, Any]:
-    items: list[dict[str, Any]] = []
-    for node in basic_nodes(num_nodes):
-        items.append({"apiVersion": "v1", "kind": "Node", **{k: v for k, v in node.raw.items()
-                                                             if k not in ("apiVersion", "kind")}})
+    items = node_items(num_nodes)
     for i in range(num_pods):
         items.append({
             "apiVersion": "v1", "kind": "Pod",

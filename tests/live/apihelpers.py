@@ -4,6 +4,7 @@ API server, and waiting with a deadline."""
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -48,6 +49,18 @@ def pod(name: str, cpu: str = "100m", memory: str = "100Mi", *, namespace: str =
 
 def priority_class(name: str, value: int) -> dict[str, Any]:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+def read_request_head(conn: socket.socket) -> bytes:
+    """What a raw test server received up to the end of a request's headers (less if the
+    client closed first)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def wait_until(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:

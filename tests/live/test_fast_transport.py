@@ -17,7 +17,7 @@ from kubesched.cluster import _http
 from kubesched.cluster.live import ApiClient, ClusterConfig, TransportError
 from kubesched.testing.apiserver import LocalApiServer
 
-from .apihelpers import node
+from .apihelpers import node, read_request_head
 
 
 @pytest.fixture
@@ -35,13 +35,7 @@ def canned() -> Iterator[tuple[int, list[bytes]]]:
             except OSError:
                 return
             with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
-                seen.append(data)
+                seen.append(read_request_head(conn))
                 if replies:
                     conn.sendall(replies.pop(0))
 

@@ -19,7 +19,7 @@ from kubesched.cluster.live import ApiClient, ClusterConfig, GoneError, WatchStr
 from kubesched.errors import ApiError
 from kubesched.testing.apiserver import LocalApiServer
 
-from .apihelpers import node, wait_until
+from .apihelpers import node, read_request_head, wait_until
 
 
 class Scripted:
@@ -43,12 +43,9 @@ class Scripted:
         except OSError:
             return
         with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
+            data = read_request_head(conn)
+            if b"\r\n\r\n" not in data:
+                return
             self.requests.append(data)
             for piece in self.pieces:
                 conn.sendall(piece)
