@@ -19,8 +19,10 @@ fails on a reused connection is sent once more on a new one (nothing reached the
 nothingWrittenError retry); nothing else is retried here — that is the caller's rest-client
 logic. ``deadline`` (a time.monotonic() value) bounds the whole exchange.
 
-(kubesched.extender._http is the same idea for extender POSTs; the layering keeps the two
-packages apart.)
+The connection, the reply parser and the pool's connection handling are kubesched._http1's,
+shared with kubesched.extender._http (the same idea for extender POSTs); this module adds what
+is the API client's own: :class:`ConnectFailed`, :class:`Reply`, streamed bodies, per-read
+timeouts for watches and client-go's request log.
 """
 
 from __future__ import annotations
@@ -29,18 +31,18 @@ import http.client
 import logging
 import socket
 import ssl
-import threading
 import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kubesched._http1 import Conn, Expired, chunk_size, content_length, read_body, read_head
+from kubesched._http1 import Pool as _BasePool
+
 __all__ = ["ConnectFailed", "Pool", "Reply", "Stream", "Timeout"]
 
 log = logging.getLogger(__name__)
 
-_RECV = 1 << 16
-_MAX_HEAD = 1 << 16  # a reply's status line and headers
 _NO_DEADLINE = 365 * 86400.0  # "no timeout" as a deadline this far ahead (socket timeouts are finite)
 
 
@@ -66,108 +68,7 @@ class Reply:
     content: bytes
 
 
-class _Conn:
-    """A connection and the bytes read from it but not consumed yet."""
-
-    __slots__ = ("buf", "sock")
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.buf = bytearray()
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def alive(self) -> bool:
-        """Whether an idle kept-alive connection can carry another request: the server has
-        neither closed it nor sent anything unasked (a non-blocking read; for TLS it also
-        consumes a post-handshake session ticket, which is no reason to drop the connection)."""
-        if self.buf:
-            return False
-        sock = self.sock
-        try:
-            sock.settimeout(0.0)
-            if isinstance(sock, ssl.SSLSocket):
-                sock.recv(1)
-            else:
-                sock.recv(1, socket.MSG_PEEK)
-        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
-            return True
-        except OSError:
-            return False
-        return False  # b"": closed; bytes: a reply nobody asked for
-
-    def fill(self, deadline: float) -> bool:
-        """Read more into ``buf``; False at the end of the stream."""
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise Timeout()
-        self.sock.settimeout(remaining)
-        try:
-            data = self.sock.recv(_RECV)
-        except TimeoutError:
-            raise Timeout() from None
-        if not data:
-            return False
-        self.buf += data
-        return True
-
-    def take(self, n: int, deadline: float) -> bytes:
-        """Exactly ``n`` bytes of the body."""
-        while len(self.buf) < n:
-            if not self.fill(deadline):
-                raise http.client.IncompleteRead(bytes(self.buf), n - len(self.buf))
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
-    def line(self, deadline: float) -> bytes:
-        """One CRLF-terminated line of a chunked body, without the CRLF."""
-        while True:
-            i = self.buf.find(b"\r\n")
-            if i >= 0:
-                out = bytes(self.buf[:i])
-                del self.buf[:i + 2]
-                return out
-            if len(self.buf) > _MAX_HEAD:
-                raise http.client.LineTooLong("chunk size line")
-            if not self.fill(deadline):
-                raise http.client.IncompleteRead(bytes(self.buf))
-
-
-def _read_head(conn: _Conn, deadline: float) -> tuple[int, str, bool, dict[str, str]]:
-    """The next final reply's (status, reason, HTTP/1.0?, headers with lower-case names)."""
-    while True:
-        start = 0
-        while True:
-            i = conn.buf.find(b"\r\n\r\n", start)
-            if i >= 0:
-                break
-            if len(conn.buf) > _MAX_HEAD:
-                raise http.client.LineTooLong("header block")
-            start = max(0, len(conn.buf) - 3)
-            if not conn.fill(deadline):
-                if not conn.buf:
-                    raise http.client.RemoteDisconnected("Remote end closed connection without response")
-                raise http.client.IncompleteRead(bytes(conn.buf))
-        lines = bytes(conn.buf[:i]).split(b"\r\n")
-        del conn.buf[:i + 4]
-        parts = lines[0].split(None, 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit() or len(parts[1]) != 3:
-            raise http.client.BadStatusLine(lines[0].decode("latin-1"))
-        status = int(parts[1])
-        if 100 <= status < 200 and status != 101:
-            continue  # 100 Continue and other informational replies precede the real one
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, sep, value = line.partition(b":")
-            if sep:
-                headers[name.strip().lower().decode("latin-1")] = value.strip().decode("latin-1")
-        reason = parts[2].decode("latin-1") if len(parts) > 2 else ""
-        return status, reason, parts[0] == b"HTTP/1.0", headers
-
-
-class Pool:
+class Pool(_BasePool):
     """Kept-alive connections to one ``host:port`` (TLS with ``ssl_context``, verifying and
     sending SNI for ``server_hostname``). :meth:`request` is thread-safe: each call has a
     connection of its own. ``headers`` go with every request."""
@@ -175,21 +76,8 @@ class Pool:
     def __init__(self, host: str, port: int, *, ssl_context: ssl.SSLContext | None = None,
                  server_hostname: str | None = None, headers: dict[str, str] | None = None,
                  max_idle: int = 64) -> None:
-        self.host = host
-        self.port = port
-        self._ssl = ssl_context
-        self._server_hostname = server_hostname or host
-        self._max_idle = max_idle
-        self._idle: list[_Conn] = []
-        self._lock = threading.Lock()
-        self._closed = False
-        self.connections_made = 0  # for tests: connections are reused
-        shown = f"[{host}]" if ":" in host else host
-        default_port = 443 if ssl_context is not None else 80
-        lines = [f"Host: {shown}" if port == default_port else f"Host: {shown}:{port}"]
-        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
-        self._headers = ("\r\n".join(lines) + "\r\n").encode("latin-1")
-        self._origin = f"{'https' if ssl_context is not None else 'http'}://{shown}:{port}"
+        super().__init__(host, port, ssl_context=ssl_context, server_hostname=server_hostname, headers=headers,
+                         max_idle=max_idle)
 
     def _log(self, method: str, target: str, status: int, reason: str, start: float) -> None:
         """client-go's debugging round tripper at -v=6 (round_trippers.go): the request's
@@ -197,57 +85,14 @@ class Pool:
         ms = int((time.monotonic() - start) * 1000)
         log.debug("%s %s%s %d %s in %d milliseconds", method, self._origin, target, status, reason, ms)
 
-    # ---------------------------------------------------------------- connections
-    def _connect(self, deadline: float) -> _Conn:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise ConnectFailed(None)
+    def _connect(self, deadline: float) -> Conn:
+        # Any failure to connect, a failed TLS handshake included, is client-go's dial error.
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=remaining)
-        except TimeoutError:
+            return super()._connect(deadline)
+        except Expired:
             raise ConnectFailed(None) from None
         except OSError as e:
             raise ConnectFailed(e) from None
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if self._ssl is not None:
-                sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-                sock = self._ssl.wrap_socket(sock, server_hostname=self._server_hostname)
-        except TimeoutError:
-            sock.close()
-            raise ConnectFailed(None) from None
-        except OSError as e:  # ssl.SSLError included: a failed handshake is a failed connect
-            sock.close()
-            raise ConnectFailed(e) from None
-        except BaseException:
-            sock.close()
-            raise
-        self.connections_made += 1
-        return _Conn(sock)
-
-    def _take_idle(self) -> _Conn | None:
-        while True:
-            with self._lock:
-                if not self._idle:
-                    return None
-                conn = self._idle.pop()
-            if conn.alive():
-                return conn
-            conn.close()
-
-    def _release(self, conn: _Conn) -> None:
-        with self._lock:
-            if not self._closed and len(self._idle) < self._max_idle:
-                self._idle.append(conn)
-                return
-        conn.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
 
     # ---------------------------------------------------------------- the request
     def request(self, method: str, target: str, body: bytes | None, *, headers: str = "",
@@ -257,46 +102,34 @@ class Pool:
         :class:`ConnectFailed`, or the OSError / ssl.SSLError / http.client.HTTPException /
         zlib.error the exchange failed with once connected (http.client.RemoteDisconnected:
         closed before any reply; IncompleteRead: cut short)."""
-        head = f"{method} {target} HTTP/1.1\r\n".encode("latin-1") + self._headers + headers.encode("latin-1")
+        head = self.head(method, target, headers)
         if body is not None:
             request = b"".join([head, b"Content-Length: %d\r\n\r\n" % len(body), body])
         else:
             request = head + b"\r\n"
         start = time.monotonic() if log.isEnabledFor(logging.DEBUG) else None
-        conn = self._open(request, deadline)
-        keep = False
         try:
-            reply, keep = self._reply(conn, deadline, head_only=method == "HEAD")
-        finally:
-            if keep:
-                self._release(conn)
-            else:
-                conn.close()
+            conn = self._open(request, deadline)
+            keep = False
+            try:
+                status, reason, http10, fields = read_head(conn, lambda: conn.fill(deadline))
+                data, keep = read_body(conn, status, http10, fields, deadline, head_only=method == "HEAD")
+            finally:
+                if keep:
+                    self._release(conn)
+                else:
+                    conn.close()
+        except Expired:
+            raise Timeout() from None
         if start is not None:
-            self._log(method, target, reply.status_code, reply.reason_phrase, start)
-        return reply
+            self._log(method, target, status, reason, start)
+        return Reply(status, reason, fields, data)
 
-    def _open(self, request: bytes, deadline: float) -> _Conn:
+    def _open(self, request: bytes, deadline: float) -> Conn:
         """A connection ``request`` was written to: an idle one, else (none, or the write
         failed on it) a new one."""
-        conn = self._take_idle()
-        if conn is not None:
-            try:
-                self._send(conn, request, deadline)
-            except (BrokenPipeError, ConnectionResetError):
-                conn.close()  # closed by the server meanwhile: nothing reached it, try a new one
-                conn = None
-            except BaseException:
-                conn.close()
-                raise
-        if conn is None:
-            conn = self._connect(deadline)
-            try:
-                self._send(conn, request, deadline)
-            except BaseException:
-                conn.close()
-                raise
-        return conn
+        conn = self._send_on_idle(request, deadline)
+        return conn if conn is not None else self._send_on_new(request, deadline)
 
     def stream(self, method: str, target: str, *, headers: str = "", deadline: float,
                read_timeout: float | None) -> Stream:
@@ -306,70 +139,20 @@ class Pool:
         (httpx's read timeout, which the watch had before). The connection is the stream's
         (closed with it, never back in the pool: a watch ends by being cut). Raises as
         :meth:`request`."""
-        head = f"{method} {target} HTTP/1.1\r\n".encode("latin-1") + self._headers + headers.encode("latin-1")
         start = time.monotonic() if log.isEnabledFor(logging.DEBUG) else None
-        conn = self._open(head + b"\r\n", deadline)
         try:
-            read_deadline = time.monotonic() + (_NO_DEADLINE if read_timeout is None else read_timeout)
-            status, reason, _, fields = _read_head(conn, read_deadline)
-        except BaseException:
-            conn.close()
-            raise
+            conn = self._open(self.head(method, target, headers) + b"\r\n", deadline)
+            try:
+                read_deadline = time.monotonic() + (_NO_DEADLINE if read_timeout is None else read_timeout)
+                status, reason, _, fields = read_head(conn, lambda: conn.fill(read_deadline))
+            except BaseException:
+                conn.close()
+                raise
+        except Expired:
+            raise Timeout() from None
         if start is not None:
             self._log(method, target, status, reason, start)
         return Stream(conn, status, reason, fields, read_timeout, head_only=method == "HEAD")
-
-    @staticmethod
-    def _send(conn: _Conn, request: bytes, deadline: float) -> None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise Timeout()
-        conn.sock.settimeout(remaining)
-        try:
-            conn.sock.sendall(request)
-        except TimeoutError:
-            raise Timeout() from None
-
-    @staticmethod
-    def _reply(conn: _Conn, deadline: float, *, head_only: bool = False) -> tuple[Reply, bool]:
-        status, reason, http10, headers = _read_head(conn, deadline)
-        tokens = {t.strip().lower() for t in headers.get("connection", "").split(",")}
-        keep = "keep-alive" in tokens if http10 else "close" not in tokens
-        if head_only or status in (204, 304):
-            data = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            chunks: list[bytes] = []
-            while True:
-                line = conn.line(deadline)
-                try:
-                    n = int(line.split(b";", 1)[0].strip(), 16)
-                except ValueError:
-                    raise http.client.HTTPException(f"bad chunk size {line[:20]!r}") from None
-                if n == 0:
-                    while conn.line(deadline):  # trailers, up to the empty line
-                        pass
-                    break
-                chunks.append(conn.take(n, deadline))
-                if conn.take(2, deadline) != b"\r\n":
-                    raise http.client.HTTPException("chunk not followed by CRLF")
-            data = b"".join(chunks)
-        elif "content-length" in headers:
-            value = headers["content-length"]
-            if not value.isdigit():
-                raise http.client.HTTPException(f"bad Content-Length {value!r}")
-            data = conn.take(int(value), deadline)
-        else:  # the body runs to the end of the connection
-            keep = False
-            while conn.fill(deadline):
-                pass
-            data = bytes(conn.buf)
-            conn.buf.clear()
-        if headers.get("content-encoding", "").strip().lower() == "gzip":
-            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            data = inflate.decompress(data)
-            if not inflate.eof:
-                raise zlib.error("unexpected EOF")
-        return Reply(status, reason, headers, data), keep
 
 
 class Stream:
@@ -378,7 +161,7 @@ class Stream:
     :meth:`chunks` then sees the end of the stream (as cutting the watch's connection does for
     client-go's reflector)."""
 
-    def __init__(self, conn: _Conn, status: int, reason: str, headers: dict[str, str],
+    def __init__(self, conn: Conn, status: int, reason: str, headers: dict[str, str],
                  read_timeout: float | None, *, head_only: bool = False) -> None:
         self.status_code = status
         self.reason_phrase = reason
@@ -386,78 +169,42 @@ class Stream:
         self._conn = conn
         self._head_only = head_only or status in (204, 304)
         self._read_timeout = read_timeout
-        conn.sock.settimeout(read_timeout)  # once: each recv then waits at most this long
+        conn.sock.settimeout(read_timeout)  # once: each recv (Conn.more) then waits at most this long
         self.content = b""
 
-    def _fill(self) -> bool:
-        try:
-            data = self._conn.sock.recv(_RECV)
-        except TimeoutError:
-            raise Timeout() from None
-        if not data:
-            return False
-        self._conn.buf += data
-        return True
-
-    def _line(self) -> bytes:
-        buf = self._conn.buf
-        while True:
-            i = buf.find(b"\r\n")
-            if i >= 0:
-                out = bytes(buf[:i])
-                del buf[:i + 2]
-                return out
-            if len(buf) > _MAX_HEAD:
-                raise http.client.LineTooLong("chunk size line")
-            if not self._fill():
-                raise http.client.IncompleteRead(bytes(buf))
+    def _pieces(self, n: int) -> Iterator[bytes]:
+        """The next ``n`` bytes of the body, as they arrive."""
+        conn = self._conn
+        while n:
+            if not conn.buf and not conn.more():
+                raise http.client.IncompleteRead(b"", n)
+            piece = bytes(conn.buf[:n])
+            del conn.buf[:len(piece)]
+            n -= len(piece)
+            yield piece
 
     def _raw(self) -> Iterator[bytes]:
         """The body as it arrives, framing (chunked, Content-Length, to the end) undone."""
         if self._head_only:
             return
-        buf = self._conn.buf
+        conn = self._conn
         encoding = self.headers.get("transfer-encoding", "").lower()
         if "chunked" in encoding:
             while True:
-                line = self._line()
-                try:
-                    n = int(line.split(b";", 1)[0].strip(), 16)
-                except ValueError:
-                    raise http.client.HTTPException(f"bad chunk size {line[:20]!r}") from None
+                n = chunk_size(conn.line(conn.more))
                 if n == 0:
-                    while self._line():  # trailers, up to the empty line
+                    while conn.line(conn.more):  # trailers, up to the empty line
                         pass
                     return
-                while n:
-                    if not buf and not self._fill():
-                        raise http.client.IncompleteRead(b"", n)
-                    piece = bytes(buf[:n])
-                    del buf[:len(piece)]
-                    n -= len(piece)
-                    yield piece
-                while len(buf) < 2:
-                    if not self._fill():
-                        raise http.client.IncompleteRead(bytes(buf), 2 - len(buf))
-                if buf[:2] != b"\r\n":
+                yield from self._pieces(n)
+                if conn.take(2, conn.more) != b"\r\n":
                     raise http.client.HTTPException("chunk not followed by CRLF")
-                del buf[:2]
         elif "content-length" in self.headers:
-            value = self.headers["content-length"]
-            if not value.isdigit():
-                raise http.client.HTTPException(f"bad Content-Length {value!r}")
-            n = int(value)
-            while n:
-                if not buf and not self._fill():
-                    raise http.client.IncompleteRead(b"", n)
-                piece = bytes(buf[:n])
-                del buf[:len(piece)]
-                n -= len(piece)
-                yield piece
+            yield from self._pieces(content_length(self.headers))
         else:  # the body runs to the end of the connection
-            while buf or self._fill():
-                piece = bytes(buf)
-                buf.clear()
+            while conn.buf or conn.more():
+                piece = bytes(conn.buf)
+                conn.buf.clear()
                 yield piece
 
     def chunks(self) -> Iterator[bytes]:
@@ -465,16 +212,19 @@ class Stream:
         waited ``read_timeout``, OSError / http.client.HTTPException when the connection broke
         or the framing is garbled (IncompleteRead: cut short, :meth:`abort` included),
         zlib.error for a body that does not inflate."""
-        if self.headers.get("content-encoding", "").strip().lower() != "gzip":
-            yield from self._raw()
-            return
-        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        for piece in self._raw():
-            out = inflate.decompress(piece)
-            if out:
-                yield out
-        if not inflate.eof:
-            raise zlib.error("unexpected EOF")
+        try:
+            if self.headers.get("content-encoding", "").strip().lower() != "gzip":
+                yield from self._raw()
+                return
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            for piece in self._raw():
+                out = inflate.decompress(piece)
+                if out:
+                    yield out
+            if not inflate.eof:
+                raise zlib.error("unexpected EOF")
+        except Expired:
+            raise Timeout() from None
 
     def read(self) -> bytes:
         """The whole body (an error reply's), also kept as ``content``."""

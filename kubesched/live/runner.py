@@ -551,8 +551,10 @@ class LiveScheduler:
             try:
                 self.run(is_leader=is_leader)
             except BaseException as e:
-                self.loop_error = e  # for whoever waits on the loop (loop_alive)
-                raise
+                # Kept for whoever waits on the loop (loop_alive, stop() re-raises an invariant
+                # violation) and logged with its traceback, rather than escaping the thread.
+                self.loop_error = e
+                log.error("the scheduling loop stopped: %s", e, exc_info=True)
 
         self._loop_thread = threading.Thread(target=loop, name="scheduling-loop", daemon=True)
         self._loop_thread.start()
