@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from kubesched._cache import Cache
-from kubesched._queue.nominator import QueueNominator
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import ApiError, KubeschedError
@@ -417,13 +416,9 @@ class Scheduler:
         out: dict[str, list[PodInfo]] = {}
         nominator = self.nominator
         priority, uid = pod.priority, pod.uid
-        # The queue's nominator lends its lists (no copy per node: with hundreds of nominated
-        # pods in flight, as in a preemption wave, the copies were most of this function).
-        items = nominator.nominated_items() if isinstance(nominator, QueueNominator) else \
-            [(node, nominator.nominated_pods_for_node(node)) for node in nominator.nominated_node_names()]
-        for node, pods in items:
-            if not pods:
-                continue
+        # The nominator's own lists (no copy per node: with hundreds of nominated pods in
+        # flight, as in a preemption wave, the copies were most of this function).
+        for node, pods in nominator.nominated_items():
             if len(pods) == 1:  # the usual case, without a list comprehension
                 p = pods[0].pod
                 if p.priority >= priority and p.uid != uid:

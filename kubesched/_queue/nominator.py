@@ -90,9 +90,8 @@ class QueueNominator:
         return [node for node, lst in self._by_node.items() if lst]
 
     def nominated_items(self) -> list[tuple[str, list[PodInfo]]]:
-        """(node, its nominated pods) for every node with some, without copying the lists:
-        the read-only view addNominatedPods needs once per cycle (callers must not modify
-        them; the nominator replaces nothing in place while a cycle runs)."""
+        """(node, its nominated pods) for every node with some (an emptied list is removed),
+        the lists lent, not copied: callers must not change them."""
         return list(self._by_node.items())
 
     def __bool__(self) -> bool:

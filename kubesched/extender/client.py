@@ -382,8 +382,7 @@ class HTTPExtender:
         try:
             kept = list(map(dict(zip(names, nodes, strict=True)).__getitem__, kept_names))
         except KeyError as e:
-            raise ApiError(f"extender {_go_quote(self._url)} claims a filtered node {_go_quote(e.args[0])} "
-                           "which is not found in the input node list") from None
+            raise _unknown_node(self._url, e.args[0]) from None
         return kept, failed, unresolvable
 
     def filter_names(self, pod: Pod, nodes: Sequence[Node], names: Sequence[str]
@@ -654,6 +653,12 @@ def _nodes_to_send(ext: HTTPExtender, items: Sequence[NodeInfo | Node]) -> list[
     return [] if ext.config.node_cache_capable else _nodes_of(items)
 
 
+def _unknown_node(extender: str, node: str) -> ApiError:
+    """HTTPExtender.Filter's error for a kept node the extender was not sent."""
+    return ApiError(f"extender {_go_quote(extender)} claims a filtered node {_go_quote(node)} "
+                    "which is not found in the input node list")
+
+
 def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasible: Sequence[NodeT],
                          statuses: dict[str, Status]) -> list[NodeT]:
     """findNodesThatPassExtenders (v1.30): the extenders run one after another, each on the
@@ -687,8 +692,7 @@ def run_filter_extenders(extenders: Sequence[SchedulerExtender], pod: Pod, feasi
             try:
                 kept_current = list(map(by_name.__getitem__, kept_names))
             except KeyError as e:  # HTTPExtender.filter checks this itself; other implementations may not
-                raise ApiError(f"extender {_go_quote(ext.name())} claims a filtered node {_go_quote(e.args[0])} "
-                               "which is not found in the input node list") from None
+                raise _unknown_node(ext.name(), e.args[0]) from None
         except ApiError:
             if ext.is_ignorable():
                 continue

@@ -93,6 +93,12 @@ class PodNominator(Protocol):
         """Nodes that have at least one nominated pod."""
         ...
 
+    def nominated_items(self) -> list[tuple[str, list[PodInfo]]]:
+        """(node, its nominated pods) for every node that has some: the nominator's own lists,
+        not copies (a read per cycle over every nominated node, as addNominatedPods and the
+        preemption dry run make); callers must not change them."""
+        ...
+
     def __bool__(self) -> bool:
         """True if any pod is nominated."""
         ...

@@ -440,9 +440,7 @@ class DefaultPreemption:
             node_only_ok = self._node_only_batch(plan, state, pod, potential_nodes, rows)
             plan_id = self._plan_id(plan)
             summaries = self._node_pods
-            nominator = self.handle.nominator
-            nominated_pods_for_node = nominator.nominated_pods_for_node
-            nominated_nodes = set(nominator.nominated_node_names())
+            nominated_by_node = dict(self.handle.nominator.nominated_items())
             usage = self._usage_cache.for_plan(plan)
             node_only = node_only_ok if node_only_ok is not None else [False] * n
             prio, neg_prio, uid = pod.priority, -pod.priority, pod.uid
@@ -457,12 +455,11 @@ class DefaultPreemption:
                 if summary is None or summary.node_info is not node_info or summary.generation != node_info.generation:
                     summary = summaries[name] = _NodePods(node_info)
                 nominated: tuple[int, ...] | None = None
-                if name in nominated_nodes:
-                    for npi in nominated_pods_for_node(name):
-                        p = npi.pod
-                        if p.priority >= prio and p.uid != uid:
-                            u = usage(p)
-                            nominated = u if nominated is None else tuple(map(operator.add, nominated, u))
+                for npi in nominated_by_node.get(name, ()):
+                    p = npi.pod
+                    if p.priority >= prio and p.uid != uid:
+                        u = usage(p)
+                        nominated = u if nominated is None else tuple(map(operator.add, nominated, u))
                 ok_j = node_only[j]
                 outcome = None
                 if ok_j and summary.latest_start < now:
