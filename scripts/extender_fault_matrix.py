@@ -24,6 +24,7 @@ from kubesched.testing.extender_faults import (
     CASES,
     FAULTY_REQUESTS,
     HTTP_TIMEOUT,
+    OTHER_TIMEOUT,
     MODES,
     CaseRun,
     markdown_table,
@@ -34,7 +35,7 @@ from kubesched.testing.extender_faults import (
 
 INTRO = f"""\
 Each cell is a real scheduling run (`kubesched simulate`'s two procedures) with one extender
-implementing only that verb (`httpTimeout: {HTTP_TIMEOUT}`), served on 127.0.0.1 by a server that
+implementing only that verb (`httpTimeout: {HTTP_TIMEOUT}` in the timeout cells, {OTHER_TIMEOUT} in the others), served on 127.0.0.1 by a server that
 misbehaves that way for its first {FAULTY_REQUESTS} requests and then heals. `sim`: the conformance
 procedure (each pod attempted once); `queue`: the scheduling queue on a virtual clock (failed pods
 retried with backoff). Filter/prioritize/bind: one pending pod `web` on two equal nodes (alone, the

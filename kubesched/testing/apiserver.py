@@ -792,8 +792,16 @@ class LocalApiServer:
         server, thread, sock = self._server, self._thread, self._sock
         if server is None or thread is None:
             return
-        self.store.end_watches("drop")
+        # Stop listening first, then cut the watches: a client re-watching at once after the
+        # cut (client-go does, after a normal end of stream) then finds the port closed, as
+        # with an API server that went away, instead of racing uvicorn's shutdown tick (up to
+        # 0.1 s) into a connection the old server accepted and then dropped.
         server.should_exit = True
+        deadline = time.monotonic() + timeout
+        while thread.is_alive() and time.monotonic() < deadline and (
+                not server.servers or any(s.is_serving() for s in server.servers)):
+            time.sleep(0.002)
+        self.store.end_watches("drop")
         thread.join(timeout)
         if thread.is_alive():
             server.force_exit = True

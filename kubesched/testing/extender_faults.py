@@ -3,7 +3,7 @@
 Every cell of {filter, prioritize, preempt, bind} x {timeout, HTTP 503, malformed JSON,
 connection refused, TLS name mismatch, wrong response shape} x {ignorable, non-ignorable}
 is one :class:`Case`. :func:`run_case` runs it for real: a KubeSchedulerConfiguration with one
-extender (only that verb, ``httpTimeout: 300ms``) pointing at a :class:`FaultyExtender` on
+extender (only that verb, ``httpTimeout: 300ms`` in the timeout cells, 5 s in the others) pointing at a :class:`FaultyExtender` on
 127.0.0.1 that misbehaves in exactly that way for its first ``faulty`` requests and then heals,
 driven by the offline :class:`~kubesched.simulation.Simulator` (the conformance procedure: each
 pod attempted once) or the :class:`~kubesched.timeline.TimelineSimulator` (the scheduling queue
@@ -56,7 +56,10 @@ from kubesched.timeline import TimelineResult, TimelineSimulator
 
 VERBS: tuple[str, ...] = ("filter", "prioritize", "preempt", "bind")
 PREFIX = "/scheduler"
-HTTP_TIMEOUT = "300ms"
+HTTP_TIMEOUT = "300ms"  # the "timeout" cells' httpTimeout: each stalled request costs this
+# Every other cell's httpTimeout: generous, so that a loaded machine cannot turn its fault (a
+# 503, malformed JSON...) into a timeout.
+OTHER_TIMEOUT = "5s"
 # How many requests (connection attempts for "connection refused", TLS handshakes for "TLS
 # name mismatch") misbehave before the extender heals.
 FAULTY_REQUESTS = 2
@@ -545,7 +548,8 @@ def cluster_for(verb: str) -> ClusterObjects:
 
 def config_for(verb: str, ext: FaultyExtender, ignorable: bool) -> KubeSchedulerConfiguration:
     """A KubeSchedulerConfiguration with one extender implementing only ``verb``."""
-    entry: dict[str, Any] = {"urlPrefix": ext.url, f"{verb}Verb": verb, "httpTimeout": HTTP_TIMEOUT,
+    timeout = HTTP_TIMEOUT if ext.fault == "timeout" else OTHER_TIMEOUT
+    entry: dict[str, Any] = {"urlPrefix": ext.url, f"{verb}Verb": verb, "httpTimeout": timeout,
                              "ignorable": ignorable}
     if verb == "prioritize":
         entry["weight"] = 1
