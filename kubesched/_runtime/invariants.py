@@ -203,6 +203,13 @@ class InvariantChecker:
         """The cluster accepted a binding of ``pod`` to ``node`` (checked at the cycle's end)."""
         self.bindings.setdefault(pod.uid, []).append(node)
 
+    def forget(self, uid: str) -> None:
+        """The pod ``uid`` is gone from the cluster (live mode's pod delete handlers): its
+        binding record goes too, so that a long run keeps one per live pod, not one per pod
+        ever bound. A uid is never reused, so nothing can bind it again."""
+        if uid not in self.in_flight:
+            self.bindings.pop(uid, None)
+
     def check(self, cycle: int | None, pod: Pod | None, phase: str, attempt: CycleAttempt | None = None) -> None:
         """Check the invariants after ``phase`` ("scheduling", "binding" or "end") of ``cycle``
         (None for a binding cycle: the cycle that scheduled the pod) for ``pod`` and the

@@ -342,10 +342,12 @@ class LiveScheduler:
                 q.assigned_pod_added(ch.new)
             elif ch.action == DELETE:
                 cache.remove_pod(ch.old)  # deletePodFromCache
+                self._forget_bindings(ch.old)
                 q.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
             else:
                 if ch.old.uid != ch.new.uid:  # recreated under the same name: delete + add
                     cache.remove_pod(ch.old)
+                    self._forget_bindings(ch.old)
                     cache.add_or_replace_pod(ch.new)
                     q.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
                     q.assigned_pod_added(ch.new)
@@ -390,6 +392,8 @@ class LiveScheduler:
         """deletePodFromSchedulingQueue: out of the queue; a pod waiting at Permit is rejected
         (its binding cycle then forgets it), which frees what it had reserved."""
         self.queue.delete(old)
+        if new is None:  # gone (else it left the pending set: bound)
+            self._forget_bindings(old)
         fwk = self.profiles.get(old.scheduler_name)
         if fwk is not None and fwk.handle.reject_waiting_pod(old.uid):
             self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
@@ -398,6 +402,10 @@ class LiveScheduler:
             # reaches the assigned-pod handlers, so it leaves the cache here.
             self.cache.remove_pod(old)
             self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+
+    def _forget_bindings(self, gone: Pod) -> None:
+        if self.invariants is not None:
+            self.invariants.forget(gone.uid)
 
     # ================================================================ cluster actions (handle callbacks)
     @contextlib.contextmanager

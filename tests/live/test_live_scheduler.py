@@ -129,6 +129,22 @@ def test_unschedulable_pod_gets_the_condition_and_an_event_then_binds_when_a_nod
     assert cond["status"] == "True"
 
 
+def test_the_invariant_checker_forgets_the_binding_of_a_deleted_pod(api: LocalApiServer) -> None:
+    """A long run keeps one binding record per live pod, not one per pod ever bound."""
+    api.create(node("n1"))
+    for name in ("a", "b"):
+        api.create(pod(name, "0"))
+    with live_scheduler(api) as sched:
+        wait_until(lambda: placements(api).get("a") and placements(api).get("b"), what="both bound")
+        checker = sched.invariants
+        assert checker is not None
+        uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in api.objects("pods")}
+        wait_until(lambda: set(checker.bindings) == set(uids.values()), what="both binds recorded")
+        api.delete("pods", "a", "default", {"gracePeriodSeconds": 0})
+        wait_until(lambda: uids["a"] not in checker.bindings, what="the deleted pod forgotten")
+        assert list(checker.bindings) == [uids["b"]]
+
+
 def test_other_schedulers_pods_are_ignored_and_terminating_pods_skipped(api: LocalApiServer) -> None:
     api.create(node("n1"))
     api.create(pod("theirs", scheduler="other-scheduler"))
