@@ -145,6 +145,10 @@ class Attempt:
     victims: list[Pod] = field(default_factory=list)
     num_all_nodes: int = 0
     error: str | None = None
+    # PostFilter returned an Error (a preemption that failed, e.g. its extender's call): the
+    # attempt is still Unschedulable (a FitError with "preemption: <err>"), but the failure may
+    # be transient, unlike a rejection.
+    post_filter_error: bool = False
     # Carried from the scheduling cycle to the binding cycle.
     framework: Framework | None = field(default=None, repr=False)
     state: CycleState | None = field(default=None, repr=False)
@@ -716,6 +720,7 @@ class Scheduler:
             if fwk.has_post_filter_plugins():
                 result, status = fwk.run_post_filter_plugins(state, pod, dict(d.node_to_status))
                 d.post_filter_msg = status.message
+                attempt.post_filter_error = status.code == Code.ERROR
                 nominating = result.nominating_info if result is not None else None
             attempt.message = truncate_message(
                 fit_error_message(attempt.num_all_nodes, d.node_to_status, d.pre_filter_msg, d.post_filter_msg))

@@ -8,7 +8,9 @@ Permit wait for their plugins or time out. Time jumps straight to the next thing
 happen, so hours of cluster time take milliseconds. The run ends when nothing can change
 any more: every pod is bound, or waits for something that will not happen (a pod that
 failed after the latest cluster change would fail the same way on every retry; one failing
-with an Error, which may be transient, is retried with backoff for 5 minutes first).
+with an Error, which may be transient, is retried with backoff for 5 minutes first; one
+whose preemption failed with an Error, e.g. its preempt extender's, is retried at the
+leftover flushes of the next 15 minutes, as upstream's flush would go on retrying it).
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ _VICTIM_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
 # members keep getting reserved and timing out at Permit, each release of their nodes counting
 # as a cluster change): the run must still end.
 MAX_ATTEMPTS_PER_POD = 1000
+# A pod whose PostFilter failed with an Error (a preemption that could not run: its preempt
+# extender failed) is Unschedulable, so only a cluster event or the leftover flush (every
+# podMaxInUnschedulablePodsDuration, 5 min) retries it; upstream's flush does so forever, so
+# that an extender that heals is used again. The timeline keeps that many flushes' worth of
+# retries after the failure began (with no cluster change) before it counts the pod as
+# waiting for nothing.
+POST_FILTER_ERROR_FLUSHES = 3
 
 
 @dataclass(slots=True)
@@ -115,9 +124,10 @@ class TimelineSimulator(Simulator):
         # cluster changed since.
         self._changes = 0
         self._failed_at_change: dict[str, int] = {}
-        # Pods failing with an Error (not a rejection), which may be transient: since when,
-        # and at which change count, they have been failing with no cluster change.
-        self._erring: dict[str, tuple[float, int]] = {}
+        # Pods failing with an Error (not a rejection), or whose preemption failed with one,
+        # which may be transient: since when, at which change count they have been failing
+        # with no cluster change, and for how long such a failure is worth retrying.
+        self._erring: dict[str, tuple[float, int, float]] = {}
         self._result = TimelineResult()
         self._attempts: Counter[str] = Counter()
         # Pods held at Permit: their attempt and queue entry, until their binding cycle runs.
@@ -284,12 +294,11 @@ class TimelineSimulator(Simulator):
         """Whether some pod waiting in backoffQ/unschedulablePods failed before the latest
         change, or is still within its grace for errors."""
         changes, now = self._changes, self.clock.now()
-        limit = self.queue.pod_max_in_unschedulable_pods_duration
         for uid, seen in self._failed_at_change.items():
             if seen < changes:
                 return True
             erring = self._erring.get(uid)
-            if erring is not None and now - erring[0] < limit:
+            if erring is not None and now - erring[0] < erring[2]:
                 return True
         return False
 
@@ -357,8 +366,11 @@ class TimelineSimulator(Simulator):
         binding cycle (``binding``) that ran."""
         pod = attempt.pod
         self._record(attempt, qpi)
+        limit = self.queue.pod_max_in_unschedulable_pods_duration
         if attempt.outcome == "Error":
-            self._erring_since(pod.uid)
+            self._erring_since(pod.uid, limit)
+        elif attempt.outcome == "Unschedulable" and attempt.post_filter_error:
+            self._erring_since(pod.uid, limit * POST_FILTER_ERROR_FLUSHES)
         else:
             self._erring.pop(pod.uid, None)
         if attempt.outcome == "Scheduled":
@@ -416,9 +428,10 @@ class TimelineSimulator(Simulator):
             self.queue.move_all_to_active_or_backoff_queue(
                 events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid)
 
-    def _erring_since(self, uid: str) -> None:
-        since, at = self._erring.get(uid, (self.clock.now(), self._changes))
-        self._erring[uid] = (since, at) if at == self._changes else (self.clock.now(), self._changes)
+    def _erring_since(self, uid: str, window: float) -> None:
+        now, changes = self.clock.now(), self._changes
+        since, at, _ = self._erring.get(uid, (now, changes, window))
+        self._erring[uid] = (since, at, window) if at == changes else (now, changes, window)
 
     def _record(self, attempt: Attempt, qpi: QueuedPodInfo) -> None:
         if attempt.outcome == "Waiting":

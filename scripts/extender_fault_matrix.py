@@ -48,9 +48,11 @@ NOTES = """\
 - The error column is what kube-scheduler v1.30's `HTTPExtender` returns (net/http's `*url.Error`,
   `send`'s status error, encoding/json's decoding error): for malformed JSON and a wrong shape that
   is Go's bare decoder error, which does not name the extender — kube-scheduler's neither.
-- In `queue`, a pod whose preemption failed is unschedulable (a FitError, not an Error): kube-scheduler
-  would retry it on a NodeResourcesFit-relevant cluster event or after the 5-minute unschedulable
-  flush; the simulation ends when no cluster change can help, so it stays pending there.
+- In `queue`, a pod whose preemption failed is unschedulable (a FitError, not an Error): no cluster
+  event comes, so kube-scheduler retries it at the 5-minute unschedulable leftover flush, and again
+  every 5 minutes; the timeline keeps three such flushes after the failure began
+  (`kubesched.timeline.POST_FILTER_ERROR_FLUSHES`), so the healed extender is used at the third
+  attempt, 10 minutes in.
 """
 
 

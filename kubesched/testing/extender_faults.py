@@ -129,7 +129,8 @@ RULES: dict[str, Rule] = {
     ),
     "preempt": Rule(
         "skipped: preemption goes on with the dry run's candidates",
-        "preemption fails with the error (`preemption: <err>`), nothing is evicted; the pod stays unschedulable",
+        "preemption fails with the error (`preemption: <err>`), nothing is evicted; the pod stays unschedulable "
+        "until a cluster event or the 5-minute leftover flush retries it",
         "framework/preemption/preemption.go Evaluator.callExtenders: ignorable → `continue`, "
         "else `framework.AsStatus(err)`",
     ),
@@ -600,6 +601,7 @@ class AttemptView:
     victims: tuple[str, ...]
     nominated: str | None
     extender_scored: bool
+    at: float = 0.0  # the virtual clock's time of the attempt (the queue; 0 in the procedure)
 
 
 @dataclass(slots=True)
@@ -668,8 +670,9 @@ def run_case(case: Case | None, mode: Mode, *, verb: str | None = None, faulty: 
             if a.pod.key != target:
                 return
             scored = a.extender_scores is not None and bool(a.extender_scores.by_node)
+            at = sim.clock.now() if isinstance(sim, _CountingTimeline) else 0.0
             run.attempts.append(AttemptView(a.outcome, a.node, a.message or a.error or "",
-                                            tuple(sorted(v.key for v in a.victims)), a.nominated_node, scored))
+                                            tuple(sorted(v.key for v in a.victims)), a.nominated_node, scored, at))
             ext.note_attempt(a.message or a.error or "")
 
         sim.on_step = on_step
@@ -790,13 +793,21 @@ def describe(run: CaseRun) -> str:
         by = ", with the extender's scores" if any(x.extender_scored for x in a) else ", no extender score"
     if run.verb == "preempt" and a:
         first = a[0]
+
+        def evicts(x: AttemptView) -> str:
+            return f"evicts {', '.join(v.split('/')[1] for v in x.victims)}, nominates {x.nominated}"
+
         if first.victims:
-            text = f"evicts {', '.join(v.split('/')[1] for v in first.victims)}, nominates {first.nominated}"
+            text = evicts(first)
         else:
             post = first.message.split(". preemption: ", 1)
             shown = f"{post[0]}. preemption: <error>" if len(post) == 2 and post[1] in run.client_errors \
                 else normalized(first.message, run)
-            text = f"{first.outcome} `{shown}`, evicts nothing"
+            failed = [x for x in a if not x.victims and x.outcome != "Scheduled"]
+            healed = next((x for x in a if x.victims), None)
+            text = f"{first.outcome} `{shown}`" + (f" ×{len(failed)}" if len(failed) > 1 else "") + ", evicts nothing"
+            if healed is not None:
+                text += f"; retried at the 5-minute leftover flush, once the extender heals: {evicts(healed)}"
         return text + (f"; bound to {node}" if node else "; pending with that reason")
     failed = [x for x in a if x.outcome != "Scheduled"]
     if not failed:

@@ -13,6 +13,8 @@ pending with a recorded reason, or evicted by preemption, with the scheduler's c
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from kubesched.testing.extender_faults import (
@@ -29,6 +31,7 @@ from kubesched.testing.extender_faults import (
     observed_kind,
     run_case,
 )
+from kubesched.timeline import POST_FILTER_ERROR_FLUSHES
 
 FIT_ERROR = "0/2 nodes are available: 2 Insufficient cpu."
 
@@ -99,12 +102,22 @@ def test_fault_matrix(case: Case) -> None:
         assert queue.final == {target: "n2"}
     elif case.kind == "preemption fails":
         # callExtenders -> AsStatus(err); PostFilter's "preemption: " + message joins the FitError.
-        for run, err in ((sim, error), (queue, qerror)):
-            assert [(a.outcome, a.message, a.victims, a.nominated) for a in run.attempts] == [
-                ("Unschedulable", f"{FIT_ERROR} preemption: {err}", (), None)]
-            assert run.final == {"default/low-1": "n1", "default/low-2": "n2", target: None}
-            assert run.deleted == [] and run.preempted == set()
-            assert run.pending == {target: f"{FIT_ERROR} preemption: {err}"}
+        failed = ("Unschedulable", f"{FIT_ERROR} preemption: {error}", (), None)
+        assert [(a.outcome, a.message, a.victims, a.nominated) for a in sim.attempts] == [failed]
+        assert sim.final == {"default/low-1": "n1", "default/low-2": "n2", target: None}
+        assert sim.deleted == [] and sim.preempted == set()
+        assert sim.pending == {target: f"{FIT_ERROR} preemption: {error}"}
+        # The queue: Unschedulable, so only the 5-minute leftover flush retries it (no cluster
+        # event comes); once the extender heals, preemption goes its way: low-2 on n2.
+        qfailed = ("Unschedulable", f"{FIT_ERROR} preemption: {qerror}", (), None)
+        views = [(a.outcome, a.message, a.victims, a.nominated) for a in queue.attempts]
+        assert views[:FAULTY_REQUESTS] == [qfailed] * FAULTY_REQUESTS
+        assert views[FAULTY_REQUESTS] == ("Unschedulable", FIT_ERROR, ("default/low-2",), "n2")
+        assert outcomes(queue)[-1] == ("Scheduled", "n2")
+        assert queue.final == {"default/low-1": "n1", target: "n2"}
+        assert queue.deleted == ["default/low-2"] and queue.preempted == {"default/low-2"}
+        flushes = [b - a for a, b in itertools.pairwise(a.at for a in queue.attempts[:FAULTY_REQUESTS + 1])]
+        assert all(300 < gap <= 330 for gap in flushes), flushes
     elif case.kind == "binding fails":
         # bind -> fwk.AsStatus(err) -> handleBindingCycleError: forgotten, requeued.
         assert [(a.outcome, a.message) for a in sim.attempts] == [("Error", error)]
@@ -117,6 +130,19 @@ def test_fault_matrix(case: Case) -> None:
         assert queue.binds[target] == 1
     else:  # pragma: no cover
         pytest.fail(f"no expectation for {case.kind!r}")
+
+
+def test_a_preempt_extender_that_never_heals_is_retried_at_three_leftover_flushes_then_left_pending() -> None:
+    """Upstream's flush would retry the pod every 5 minutes forever; the timeline keeps
+    POST_FILTER_ERROR_FLUSHES of them after the failure began, then counts the pod as waiting."""
+    case = next(c for c in CASES if c.verb == "preempt" and c.fault.key == "5xx" and not c.ignorable)
+    run = run_case(case, "virtual-clock queue", faulty=100)
+    assert_no_pod_lost(run)
+    assert [a.outcome for a in run.attempts] == ["Unschedulable"] * (1 + POST_FILTER_ERROR_FLUSHES)
+    assert all(not a.victims for a in run.attempts)
+    assert run.final[run.target] is None and run.pending[run.target].endswith(
+        "preemption: " + expected_error("preempt", "5xx", run.url))
+    assert run.deleted == []
 
 
 @pytest.mark.parametrize("mode", MODES)
