@@ -16,11 +16,12 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from kubesched._cache import Cache
+from kubesched._queue.nominated_rows import NominatedRows
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import ApiError, KubeschedError
@@ -240,6 +241,8 @@ class Scheduler:
         # Nominated pods' usage vectors for the filter plan's resources (nominations persist
         # across cycles).
         self._usage_cache = UsageCache()
+        # The nominations addNominatedPods reads, as rows, kept in step with the nominator.
+        self._nominations = NominatedRows()
         self.extenders: tuple[Extender, ...] = tuple(extenders)
         self._has_filter_extenders = any(e.is_filter() for e in self.extenders)
         self._has_prioritizer_extenders = any(e.is_prioritizer() for e in self.extenders)
@@ -290,32 +293,25 @@ class Scheduler:
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(k, n))]
         batch, per_node = fwk.batch_filters(state)
-        # Nodes where RunFilterPluginsWithNominatedPods differs from plain filtering: those
-        # with a nominated pod of >= priority other than this one. Only they need the
-        # per-node path; every other node keeps the batch filters.
-        special = self._relevant_nominations(pod) if self.nominator else {}
         if per_node:
             return self._filter_node_by_node(fwk, state, pod, diagnosis, nodes, start, k)
         table = self.cache.table
         by_row = self.cache.by_row
         base, positions = self._rows(nodes)
-        plan = filter_plan(fwk.filter, fwk.pre_filter, state, pod) if special else None
+        # Nodes where RunFilterPluginsWithNominatedPods differs from plain filtering: those
+        # with a nominated pod of >= priority other than this one, by their position in the
+        # rotated order (sorted) and their slot in the nominations view. Only they need more
+        # than the batch filters.
+        nom_at, nom_slots, override = self._nominated_positions(pod, positions, start, n)
+        plan = filter_plan(fwk.filter, fwk.pre_filter, state, pod) if nom_at.size else None
         if plan is not None and [step.plugin for step in plan.steps] != [b[0] for b in batch]:
             plan = None
-        # The nodes with relevant nominated pods, by their position in the rotated order.
-        nominated_at: dict[int, tuple[NodeInfo, list[PodInfo]]] = {}
-        infos = self.cache.node_infos
-        for name, pis in special.items():
-            ni = infos.get(name)
-            if ni is None or not 0 <= ni.index < len(positions):
-                continue
-            p = int(positions[ni.index])
-            if p >= 0:
-                nominated_at[(p - start) % n] = (ni, pis)
+        view = self._nominations
         rows_parts: list[IntArray] = []
         masks_parts: list[BoolArray] = []
         ok_parts: list[BoolArray] = []
-        special_status: dict[int, Status] = {}
+        # The nodes failing with their nominated pods: (positions, names, statuses) per batch.
+        special_parts: list[tuple[IntArray, list[str], list[Status]]] = []
         evaluated = 0
         passed = 0
         size = self._first_chunk(k, n)
@@ -326,26 +322,29 @@ class Scheduler:
             for j, (_, fb, _) in enumerate(batch):
                 masks[j] = fb(state, pod, table, rows)
             ok = np.logical_and.reduce(masks, axis=0) if batch else np.ones(stop - evaluated, np.bool_)
-            here = [p for p in nominated_at if evaluated <= p < stop] if nominated_at else []
-            if here:
-                here.sort()
+            lo, hi = np.searchsorted(nom_at, (evaluated, stop)).tolist() if nom_at.size else (0, 0)
+            if hi > lo:
+                here, slots = nom_at[lo:hi], nom_slots[lo:hi]
                 ok = ok.copy()
                 if plan is not None:
                     # Every active filter is node-only or resource arithmetic: the nominated
                     # pods change only the resource steps (no clones, no AddPod).
-                    found = self._nominated_statuses(plan, state, pod, [nominated_at[p] for p in here],
-                                                     masks[:, [p - evaluated for p in here]])
-                    for i, found_status in found.items():
-                        special_status[here[i]] = found_status
-                        ok[here[i] - evaluated] = False
+                    failed, found = self._nominated_statuses(plan, state, pod, slots, override,
+                                                             masks[:, here - evaluated])
+                    if failed.size:
+                        ok[here[failed] - evaluated] = False
+                        names = view.names
+                        special_parts.append((here[failed], [names[i] for i in slots[failed].tolist()], found))
                 else:
-                    for p in here:
-                        nst = fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated_at[p][0])
+                    for p, slot in zip(here.tolist(), slots.tolist(), strict=True):
+                        ni = by_row[int(view.rows[slot])]
+                        assert ni is not None
+                        nst = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
                         if nst is not None and nst.code == Code.ERROR:
                             raise ScheduleError(nst.message)
                         if nst is not None and nst.code != Code.SUCCESS:
                             ok[p - evaluated] = False
-                            special_status[p] = nst
+                            special_parts.append((np.array([p], np.int64), [ni.name], [nst]))
                         else:
                             ok[p - evaluated] = True
             rows_parts.append(rows)
@@ -371,20 +370,21 @@ class Scheduler:
         cutoff = evaluated if passing.size <= k else int(passing[k])
         feasible = RowNodes(table, rows[passing[:k]], by_row)
         failing = np.flatnonzero(~ok[:cutoff])
-        if special_status:
+        if special_parts and failing.size:
+            # Positions ascend across the parts (chunks in order, each sorted), and every one
+            # of them failed: those before the cutoff keep their status with nominated pods.
             statuses = diagnosis.node_to_status
-            rest: list[int] = []
             added: set[int] = set()
-            for pos in failing.tolist():
-                sst = special_status.get(pos)
-                if sst is None:
-                    rest.append(pos)
-                    continue
-                statuses[nominated_at[pos][0].name] = sst
+            special_at = np.concatenate([part[0] for part in special_parts])
+            names = [name for part in special_parts for name in part[1]]
+            found = [st for part in special_parts for st in part[2]]
+            before = int(np.searchsorted(special_at, cutoff))
+            statuses.update(zip(names[:before], found[:before], strict=True))
+            for sst in found[:before]:
                 if id(sst) not in added:  # statuses are shared between nodes; adding is idempotent
                     added.add(id(sst))
                     diagnosis.add_plugin_status(sst)
-            failing = np.asarray(rest, np.int64)
+            failing = failing[~np.isin(failing, special_at[:before])]
         if failing.size:
             self._rejected_statuses(fwk, state, pod, diagnosis, rows[failing], batch, masks[:, failing])
         return feasible
@@ -414,48 +414,70 @@ class Scheduler:
             diagnosis.add_plugin_status(s)
         return feasible
 
-    def _relevant_nominations(self, pod: Pod) -> dict[str, list[PodInfo]]:
-        """addNominatedPods' condition: per node, the nominated pods with priority >= pod's,
-        other than the pod (nodes without any are left out)."""
-        out: dict[str, list[PodInfo]] = {}
+    def _nominated_positions(self, pod: Pod, positions: IntArray, start: int, n: int
+                             ) -> tuple[IntArray, IntArray, tuple[int, list[PodInfo]] | None]:
+        """addNominatedPods' condition: the nodes with nominated pods of priority >= the
+        pod's, other than the pod itself, among the ``n`` nodes of this cycle (``positions``:
+        per table row, its position in the node list, or -1) — as their positions in the
+        order rotated to ``start`` (sorted), their slots in :attr:`_nominations`, and the slot
+        whose pods, without this pod, differ from the view's (None if the pod is not
+        nominated among them)."""
+        empty = np.empty(0, np.int64)
         nominator = self.nominator
-        priority, uid = pod.priority, pod.uid
-        # The nominator's own lists (no copy per node: with hundreds of nominated pods in
-        # flight, as in a preemption wave, the copies were most of this function).
-        for node, pods in nominator.nominated_items():
-            if len(pods) == 1:  # the usual case, without a list comprehension
-                p = pods[0].pod
-                if p.priority >= priority and p.uid != uid:
-                    out[node] = [pods[0]]  # a copy: the lent list may change after this cycle
-                continue
-            relevant = [pi for pi in pods if pi.pod.priority >= priority and pi.pod.uid != uid]
-            if relevant:
-                out[node] = relevant
-        return out
+        if not nominator:
+            return empty, empty, None
+        view = self._nominations
+        view.sync(nominator, pod.priority, self.cache.node_infos, self.cache.table.node_version)
+        slots = view.live()
+        override = None
+        mine = nominator.nominated_node(pod)
+        if mine:
+            override = view.without(pod.uid, mine)
+            if override is not None and not override[1]:
+                slots = slots[slots != override[0]]
+                override = None
+        if not slots.size:
+            return empty, empty, None
+        rows = view.rows[slots]
+        inside = rows < len(positions)
+        pos = np.full(len(rows), -1, np.int64)
+        pos[inside] = positions[rows[inside]]
+        keep = pos >= 0
+        rel = (pos[keep] - start) % n
+        order = np.argsort(rel, kind="stable")
+        return rel[order], slots[keep][order], override
 
-    def _nominated_statuses(self, plan: FilterPlan, state: CycleState, pod: Pod,
-                            nominated: Sequence[tuple[NodeInfo, list[PodInfo]]], masks: BoolArray
-                            ) -> dict[int, Status]:
+    def _nominated_statuses(self, plan: FilterPlan, state: CycleState, pod: Pod, slots: IntArray,
+                            override: tuple[int, list[PodInfo]] | None, masks: BoolArray
+                            ) -> tuple[IntArray, list[Status]]:
         """RunFilterPluginsWithNominatedPods on nodes holding relevant nominated pods
-        (``nominated[i]``: the node and those pods; ``masks[:, i]``: the batch verdict of each
-        filter on it), for a pod whose filters have a plan: the chain runs with the
-        nominated pods added, then, if that passed, without them — the batch result. So a
-        node's status is its chain's first failure with the nominated pods' usage taken from
-        the resource steps' free vector (node-only steps keep their batch verdict), when
-        there is one; the nodes that pass that way keep their batch verdict and status.
-        Returns the nodes (indices into ``nominated``) failing with the nominated pods, with
-        that status."""
-        usage = self._usage_cache.for_plan(plan)
-        total = self._usage_cache.total
-        vectors = [usage(pis[0].pod) if len(pis) == 1 else total(plan, [pi.pod for pi in pis])
-                   for _, pis in nominated]
+        (``slots`` of :attr:`_nominations`, with ``override``: one slot's pods without this
+        pod; ``masks[:, i]``: the batch verdict of each filter on ``slots[i]``'s node), for
+        a pod whose filters have a plan: the chain runs with the nominated pods added, then,
+        if that passed, without them — the batch result. So a node's status is its chain's
+        first failure with the nominated pods' usage taken from the resource steps' free
+        vector (node-only steps keep their batch verdict), when there is one; the nodes that
+        pass that way keep their batch verdict and status. Returns the nodes (indices into
+        ``slots``, ascending) failing with the nominated pods, and their statuses."""
+        view = self._nominations
+        cache = self._usage_cache
         width = len(plan.need)
-        extra = np.array(vectors, np.int64).reshape(len(vectors), width).T
-        at_rows = np.fromiter((ni.index for ni, _ in nominated), np.int64, len(nominated))
+
+        def total(pods: Sequence[Pod]) -> tuple[int, ...]:
+            return cache.total(plan, pods)
+
+        extra = view.usage(slots, plan.layout, width, total)
+        if override is not None:
+            hit = np.flatnonzero(slots == override[0])
+            if hit.size:
+                extra = extra.copy()
+                extra[hit[0]] = total([pi.pod for pi in override[1]])
+        extra = extra.T
+        at_rows = view.rows[slots]
         free = plan.table_free(self.cache.table, at_rows) - extra
         short = np.asarray(plan.need, np.int64)[:, None] > free
         # Per step (row) and node (column): does the step fail with the nominated pods?
-        fails = np.empty((len(plan.steps), len(nominated)), np.bool_)
+        fails = np.empty((len(plan.steps), len(slots)), np.bool_)
         for k, step in enumerate(plan.steps):
             if step.fit is None:
                 fails[k] = ~masks[k]
@@ -463,36 +485,48 @@ class Scheduler:
                 fails[k] = short[step.start:step.stop].any(axis=0)
         failing = np.flatnonzero(fails.any(axis=0))
         if not failing.size:
-            return {}
-        first = np.argmax(fails[:, failing], axis=0).tolist()
-        # One code per distinct set of insufficient resources: the status of a resource step
-        # is built once per (step, code).
-        codes = ((short[:, failing].astype(np.int64) << np.arange(width, dtype=np.int64)[:, None]).sum(axis=0).tolist()
-                 if width < 63 else None)
-        by_code: dict[tuple[int, int], Status] = {}
-        out: dict[int, Status] = {}
-        for i, (j, k) in enumerate(zip(failing.tolist(), first, strict=True)):
-            ni = nominated[j][0]
-            if plan.steps[k].fit is None:
-                st = plan.node_only_status(k, state, pod, ni)
-                if st is None:
-                    raise ScheduleError(f"batch and per-node filter {plan.steps[k].plugin.name} disagree for pod "
-                                        f"{pod.key} on node {ni.name}")
-                if st.code == Code.ERROR:
-                    raise ScheduleError(st.message)
-            elif codes is not None:
-                got = by_code.get((k, codes[i]))
-                if got is None:
+            return failing, []
+        first = np.argmax(fails[:, failing], axis=0)
+        out: list[Status | None] = [None] * len(failing)
+        node_only_step = np.fromiter((step.fit is None for step in plan.steps), np.bool_, len(plan.steps))
+        at_node_only = node_only_step[first]
+        by_row = self.cache.by_row
+        for i in np.flatnonzero(at_node_only).tolist():
+            k = int(first[i])
+            ni = by_row[int(at_rows[failing[i]])]
+            assert ni is not None
+            st = plan.node_only_status(k, state, pod, ni)
+            if st is None:
+                raise ScheduleError(f"batch and per-node filter {plan.steps[k].plugin.name} disagree for pod "
+                                    f"{pod.key} on node {ni.name}")
+            if st.code == Code.ERROR:
+                raise ScheduleError(st.message)
+            out[i] = st
+        at_resources = np.flatnonzero(~at_node_only)
+        if at_resources.size:
+            cols = failing[at_resources]
+            steps = first[at_resources]
+            if width < 63:
+                # One code per distinct set of insufficient resources: the status of a resource
+                # step is built once per (step, code), from the first node that has it.
+                codes = (short[:, cols].astype(np.int64) << np.arange(width, dtype=np.int64)[:, None]).sum(axis=0)
+                pairs = np.stack((steps, codes))
+                uniq, index, inverse = np.unique(pairs, axis=1, return_index=True, return_inverse=True)
+                built = []
+                for u in range(uniq.shape[1]):
+                    got = plan.resource_status(int(uniq[0, u]), free[:, cols[index[u]]].tolist())
+                    assert got is not None
+                    built.append(got)
+                statuses = [built[v] for v in inverse.reshape(-1).tolist()]
+            else:
+                statuses = []
+                for k, j in zip(steps.tolist(), cols.tolist(), strict=True):
                     got = plan.resource_status(k, free[:, j].tolist())
                     assert got is not None
-                    by_code[(k, codes[i])] = got
-                st = got
-            else:
-                got = plan.resource_status(k, free[:, j].tolist())
-                assert got is not None
-                st = got
-            out[j] = st
-        return out
+                    statuses.append(got)
+            for i, st in zip(at_resources.tolist(), statuses, strict=True):
+                out[i] = st
+        return failing, cast(list[Status], out)
 
     def _rows(self, nodes: Sequence[NodeInfo]) -> tuple[IntArray, IntArray]:
         """(the table rows of ``nodes``, in order; per table row, its position in ``nodes``

@@ -103,16 +103,39 @@ def test_the_chunked_search_equals_the_node_by_node_loop(seed: int, chunks: str,
         monkeypatch.setattr(Scheduler, "_first_chunk", staticmethod(lambda k, n: n))
     start = rng.randrange(len(nodes))
     tested.next_start_node_index = reference.next_start_node_index = start
-    # Nominated pods of several priorities on a few nodes (they count for pods of lower or
-    # equal priority: RunFilterPluginsWithNominatedPods).
-    for j in range(rng.randint(0, 6)):
-        nominee = make_pod().name(f"nominee-{j}").uid(f"nominee-{j}").req(cpu=rng.choice(["500m", "2"]))
-        nominee_pod = nominee.priority(rng.choice([0, 50, 1000])).obj()
-        at = rng.choice(nodes).name
+    # Nominated pods of several priorities on some nodes, a few crowded (they count for pods
+    # of lower or equal priority: RunFilterPluginsWithNominatedPods), changed between cycles
+    # (the scheduler keeps its view of them in step with the nominator's change log).
+    nominees: list[Pod] = []
+
+    def nominate(pod: Pod, at: str) -> None:
         for s in (tested, reference):
-            s.nominator.add(PodInfo(nominee_pod), at)
-    for i in range(6):
+            s.nominator.add(PodInfo(pod), at)
+
+    def new_nominee(j: int) -> Pod:
+        nominee = make_pod().name(f"nominee-{j}").uid(f"nominee-{j}").req(cpu=rng.choice(["500m", "2"]))
+        return nominee.priority(rng.choice([0, 10, 50, 1000])).obj()
+
+    crowded = rng.sample(nodes, 3)
+    for j in range(rng.randint(0, 40)):
+        nominees.append(new_nominee(j))
+        nominate(nominees[-1], rng.choice(crowded if rng.random() < 0.3 else nodes).name)
+    for i in range(8):
         pod = _incoming(rng, i)
+        for _ in range(rng.randint(0, 4)):
+            change = rng.random()
+            if change < 0.4 and nominees:  # moved, or cleared
+                nominate(rng.choice(nominees), rng.choice(nodes).name if rng.random() < 0.8 else "")
+            elif change < 0.6 and nominees:
+                gone = nominees.pop(rng.randrange(len(nominees)))
+                for s in (tested, reference):
+                    s.nominator.delete(gone)
+            else:
+                nominees.append(new_nominee(100 + 10 * i + len(nominees)))
+                nominate(nominees[-1], rng.choice(nodes).name)
+        if rng.random() < 0.4:
+            # The pod itself nominated (a preemptor retried): never added to its own filtering.
+            nominate(pod, rng.choice(crowded).name)
         got = _observed(tested, tested.schedule_one(pod))
         want = _observed(reference, reference.schedule_one(pod))
         assert got == want, f"cycle {i}"

@@ -28,6 +28,12 @@ class QueueNominator:
         self._pod_lister = pod_lister
         self._by_node: dict[str, list[PodInfo]] = {}
         self._node_of: dict[str, str] = {}
+        # The change log: the nodes whose list changed, oldest first (_changed[0] is change
+        # number _changed_base), for readers that keep a derived view in step (the
+        # scheduler's addNominatedPods view, kubesched._queue.nominated_rows) instead of
+        # re-reading every list per cycle.
+        self._changed: list[str] = []
+        self._changed_base = 0
 
     # ---------------------------------------------------------------- upstream API
     def add_nominated_pod(self, pod_info: PodInfo, nominating_info: NominatingInfo | None = None) -> None:
@@ -52,6 +58,7 @@ class QueueNominator:
         if any(pi.pod.uid == pod.uid for pi in lst):
             return
         lst.append(pod_info)
+        self._touch(node_name)
 
     def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
         """DeleteNominatedPodIfExists."""
@@ -94,6 +101,18 @@ class QueueNominator:
         the lists lent, not copied: callers must not change them."""
         return list(self._by_node.items())
 
+    def change_position(self) -> int:
+        """How many list changes so far: pass it to :meth:`nodes_changed_since` later."""
+        return self._changed_base + len(self._changed)
+
+    def nodes_changed_since(self, position: int) -> list[str] | None:
+        """The nodes whose nominated list changed since ``position`` (a former
+        :meth:`change_position`), possibly repeated; None when the log no longer reaches back
+        that far (the reader must re-read everything)."""
+        if position < self._changed_base:
+            return None
+        return self._changed[position - self._changed_base:]
+
     def __bool__(self) -> bool:
         """True when some real node has nominated pods (an Override to "" nominates none)."""
         return any(node for node in self._by_node)
@@ -113,9 +132,21 @@ class QueueNominator:
         for i, pi in enumerate(lst):
             if pi.pod.uid == pod.uid:
                 del lst[i]
+                self._touch(node)
                 break
         if not lst:
             del self._by_node[node]
+
+    # Entries the change log keeps at least; it holds up to twice as many.
+    LOG_KEEP = 4096
+
+    def _touch(self, node: str) -> None:
+        log = self._changed
+        log.append(node)
+        if len(log) >= 2 * self.LOG_KEEP:
+            half = len(log) // 2
+            del log[:half]
+            self._changed_base += half
 
     def snapshot(self) -> dict[str, list[str]]:
         """node -> nominated pod keys (tests, debugging)."""
