@@ -384,7 +384,9 @@ class Scheduler:
                 if id(sst) not in added:  # statuses are shared between nodes; adding is idempotent
                     added.add(id(sst))
                     diagnosis.add_plugin_status(sst)
-            failing = failing[~np.isin(failing, special_at[:before])]
+            special = np.zeros(cutoff, np.bool_)
+            special[special_at[:before]] = True
+            failing = failing[~special[failing]]
         if failing.size:
             self._rejected_statuses(fwk, state, pod, diagnosis, rows[failing], batch, masks[:, failing])
         return feasible
@@ -510,14 +512,17 @@ class Scheduler:
                 # One code per distinct set of insufficient resources: the status of a resource
                 # step is built once per (step, code), from the first node that has it.
                 codes = (short[:, cols].astype(np.int64) << np.arange(width, dtype=np.int64)[:, None]).sum(axis=0)
-                pairs = np.stack((steps, codes))
-                uniq, index, inverse = np.unique(pairs, axis=1, return_index=True, return_inverse=True)
-                built = []
-                for u in range(uniq.shape[1]):
-                    got = plan.resource_status(int(uniq[0, u]), free[:, cols[index[u]]].tolist())
-                    assert got is not None
-                    built.append(got)
-                statuses = [built[v] for v in inverse.reshape(-1).tolist()]
+                statuses: list[Status | None] = [None] * len(cols)
+                for k in np.unique(steps).tolist():
+                    at = np.flatnonzero(steps == k)
+                    uniq, index, inverse = np.unique(codes[at], return_index=True, return_inverse=True)
+                    built: list[Status] = []
+                    for u in range(len(uniq)):
+                        got = plan.resource_status(k, free[:, cols[at[index[u]]]].tolist())
+                        assert got is not None
+                        built.append(got)
+                    for i, v in zip(at.tolist(), inverse.tolist(), strict=True):
+                        statuses[i] = built[v]
             else:
                 statuses = []
                 for k, j in zip(steps.tolist(), cols.tolist(), strict=True):
