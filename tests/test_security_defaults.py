@@ -523,17 +523,21 @@ def test_kubesched_run_at_v10_on_the_command_line_never_logs_the_token_or_key(tm
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE") or k.startswith("KUBESCHED")}
         env["HOME"] = str(tmp_path)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kubesched.cli", "run", f"--config={_config_file(tmp_path)}",
-             f"--kubeconfig={c.kubeconfig}", "-v=10", f"--secure-port={port}"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-        try:
-            wait_until(lambda: _bound(api, names) or proc.poll() is not None, timeout=60, what="the pods bound")
-            listening = listening_addresses(port)
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=30)
+        # To files, not pipes: -v=10 writes more than a pipe holds before it is read.
+        out_path, err_path = tmp_path / "run.stdout", tmp_path / "run.stderr"
+        with out_path.open("w") as out_file, err_path.open("w") as err_file:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "kubesched.cli", "run", f"--config={_config_file(tmp_path)}",
+                 f"--kubeconfig={c.kubeconfig}", "-v=10", f"--secure-port={port}"],
+                stdout=out_file, stderr=err_file, env=env, text=True)
+            try:
+                wait_until(lambda: _bound(api, names) or proc.poll() is not None, timeout=60, what="the pods bound")
+                listening = listening_addresses(port)
+            finally:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=30)
+        out, err = out_path.read_text(), err_path.read_text()
     assert proc.returncode == 0, err[-3000:]
     assert _bound(api, names)
     assert listening == {"127.0.0.1"}

@@ -7,10 +7,12 @@ carry only node names are answered from it — in process (NodeWatch) and throug
 from __future__ import annotations
 
 import os
+import queue
 import re
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -184,27 +186,34 @@ def test_extender_serve_kubeconfig_feeds_the_node_cache(api: LocalApiServer, tmp
 
 
 def _serving_url(proc: subprocess.Popen[str]) -> str:
-    """The URL from the 'serving on' log line (bounded: the process is killed on timeout)."""
+    """The URL from the 'serving on' log line (bounded: the process is killed on timeout).
+    A thread reads the lines: select() on the pipe misses lines already in the text
+    reader's buffer (two log lines arriving together)."""
     assert proc.stderr is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 60
-    import select
+    stderr = proc.stderr
+    lines: queue.Queue[str | None] = queue.Queue()
 
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-        if not ready:
-            if proc.poll() is not None:
-                break
-            continue
-        line = proc.stderr.readline()
-        if not line:
+    def read() -> None:
+        for line in stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, name="extender-serve-stderr", daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + 60
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
             break
-        lines.append(line)
+        if line is None:
+            break
+        seen.append(line)
         m = re.search(r"serving on (http://\S+)", line)
         if m:
             return m.group(1)
     proc.kill()
-    raise AssertionError("kubesched extender serve did not start:\n" + "".join(lines))
+    raise AssertionError("kubesched extender serve did not start:\n" + "".join(seen))
 
 
 def test_serve_kubeconfig_needs_an_extender_app(tmp_path: Path) -> None:
