@@ -36,7 +36,8 @@ bound; pods with more than one successful `pods/binding`). Regenerate with
 
 NOTES = """\
 - Times come from one run on a loaded 2-core machine with the API server in the same process;
-  they vary from run to run (the tests check bounds, e.g. a watch back within 100 ms).
+  they vary from run to run (the tests check what does not: no backoff counted, and a watch back well
+  under the 800 ms backoff step).
 - The API server restart row retries events every 1 s instead of tools/events' 10 s, to keep the
   run short; the slow-responses row sets kubesched's client timeout to 1 s (30 s by default;
   kube-scheduler's client has none).
