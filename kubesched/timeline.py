@@ -4,8 +4,12 @@ Pods arrive at their creationTimestamp; the queue (activeQ / backoffQ / unschedu
 orders attempts; failures back off (1 s doubling to 10 s) or wait for a cluster event that
 may help (a pod bound, a victim gone, ...) or for the 5-minute leftover flush; preemption
 victims terminate gracefully, holding their resources for their grace period; pods held at
-Permit wait for their plugins or time out. Time jumps straight to the next thing that can
-happen, so hours of cluster time take milliseconds. The run ends when nothing can change
+Permit wait for their plugins or time out. The queue's periodic flushes run on upstream's
+ticks, counted from the start: backoffQ every second (flushBackoffQCompleted), the leftover
+unschedulable pods every 30 s (flushUnschedulablePodsLeftover, moving a pod that has waited
+more than 5 minutes), so a retry happens at the tick that would move the pod, not at the
+instant its backoff or wait ends. Time jumps straight to the next thing that can happen, so
+hours of cluster time take milliseconds. The run ends when nothing can change
 any more: every pod is bound, or waits for something that will not happen (a pod that
 failed after the latest cluster change would fail the same way on every retry; one failing
 with an Error, which may be transient, is retried with backoff for 5 minutes first; one
@@ -285,7 +289,8 @@ class TimelineSimulator(Simulator):
                 candidates.append(d)
         if not candidates and not self._retry_may_help():
             return None
-        t = self.queue.next_event_time()
+        # The flush tick that would move a pod (wait.Until's 1 s / 30 s periods from Run).
+        t = self.queue.next_event_time(aligned=True)
         if t is not None:
             candidates.append(t)
         return min(candidates) if candidates else None

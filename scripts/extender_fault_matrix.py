@@ -52,7 +52,7 @@ NOTES = """\
   event comes, so kube-scheduler retries it at the 5-minute unschedulable leftover flush, and again
   every 5 minutes; the timeline keeps three such flushes after the failure began
   (`kubesched.timeline.POST_FILTER_ERROR_FLUSHES`), so the healed extender is used at the third
-  attempt, 10 minutes in.
+  attempt, 660 s in (the flush runs every 30 s and moves a pod that has waited more than 5 minutes).
 """
 
 

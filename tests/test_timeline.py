@@ -173,7 +173,8 @@ def test_a_pod_that_keeps_erroring_is_retried_for_five_minutes_then_the_run_ends
 def test_unschedulable_pod_not_moved_by_an_event_is_retried_by_the_five_minute_flush() -> None:
     # "a" is rejected by PodTopologySpread on na (skew 2) and TaintToleration on nb. "b" binding
     # to nb at 100 s fixes the skew, but AssignedPodAdd only moves pods with a matching affinity
-    # term: "a" waits for the leftover flush (strictly more than 5 min after its failure).
+    # term: "a" waits for the leftover flush, which runs every 30 s from the start and moves a pod
+    # strictly more than 5 min after its failure: at 330 s (at 300 s it has waited exactly 5 min).
     nodes = [node("na", zone="a"), make_node().name("nb").capacity(cpu="4", memory="32Gi", pods=110)
              .label("zone", "b").taint("special").obj()]
     pods = [
@@ -186,7 +187,7 @@ def test_unschedulable_pod_not_moved_by_an_event_is_retried_by_the_five_minute_f
     assert events(res) == [
         (0, "FailedScheduling", "a"),
         (100, "Scheduled", "b"),
-        (300, "Scheduled", "a"),
+        (330, "Scheduled", "a"),
         (1000, "Scheduled", "c"),
     ]
     assert "didn't match pod topology spread constraints" in message(res, "a", 0)
@@ -211,8 +212,9 @@ def test_victim_deletion_requeues_a_pod_rejected_by_fit_but_not_one_rejected_by_
     assert attempt_times(res, "p") == [0, 30]
     assert attempt_times(res, "fit") == [1, 30]
     assert "Insufficient cpu" in message(res, "fit", 1)
-    # "aff" is only retried by the leftover flush, 5 minutes after its failure.
-    assert attempt_times(res, "aff") == [1, 301]
+    # "aff" is only retried by the leftover flush: its first 30-s tick more than 5 minutes after
+    # the failure.
+    assert attempt_times(res, "aff") == [1, 330]
     assert "didn't match Pod's node affinity/selector" in message(res, "aff", 1)
     assert res.final == {"default/p": "n1", "default/fit": "n1", "default/aff": None}
     assert res.deleted == ["default/v"]
@@ -290,13 +292,13 @@ def test_victim_terminates_by_preemption_for_its_grace_period() -> None:
 
 
 def test_preemptor_retried_while_its_victim_terminates_is_not_eligible_to_preempt_again() -> None:
-    # A 10-minute grace period: the leftover flush retries p at 300 s while v still terminates on
+    # A 10-minute grace period: the leftover flush retries p at 330 s while v still terminates on
     # p's nominated node, so p may not preempt again; its nomination is kept (Noop).
     pods = [pod("v", "4", on="n1", grace=600), pod("p", "4", priority=100)]
     sim, res = simulate([node("n1")], pods)
-    assert events(res, "p") == [(0, "FailedScheduling", "p"), (0, "Nominated", "p"), (300, "FailedScheduling", "p"),
+    assert events(res, "p") == [(0, "FailedScheduling", "p"), (0, "Nominated", "p"), (330, "FailedScheduling", "p"),
                                 (600, "Scheduled", "p")]
-    assert message(res, "p", 300) == ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
+    assert message(res, "p", 330) == ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
                                       "not eligible due to a terminating pod on the nominated node.")
     assert metric(res, "scheduler_preemption_attempts_total") == 2
     assert metric(res, "scheduler_preemption_victims")["count"] == 1
@@ -416,8 +418,8 @@ def test_pod_rejected_in_its_binding_cycle_waits_for_an_event_and_its_reservatio
         (1, "FailedScheduling", "other"),
         (10, "FailedScheduling", "gang"),
         (10, "Scheduled", "other"),
-        # Not retried after its backoff: it waits for the leftover flush.
-        (310, "FailedScheduling", "gang"),
+        # Not retried after its backoff: it waits for the leftover flush (the 30-s tick at 330 s).
+        (330, "FailedScheduling", "gang"),
     ]
     assert message(res, "gang", 10) == ("0/1 nodes are available: 1 rejected due to timeout after waiting 10s "
                                         "at plugin Hold.")
