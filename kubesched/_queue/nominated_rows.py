@@ -73,9 +73,10 @@ class NominatedRows:
         if changed is None:
             self._rebuild(nominator, priority, infos)
         elif changed:
-            lists = dict(nominator.nominated_items())
+            # Only the changed nodes' lists are read (copying every list per cycle was the
+            # work this view exists to avoid).
             for name in dict.fromkeys(changed):
-                self._set(name, lists.get(name, ()), infos)
+                self._set(name, nominator.nominated_pods_for_node(name), infos)
             if self._dead > 64 and self._dead * 2 > len(self.names):
                 self._rebuild(nominator, priority, infos)
         self._source, self.priority, self._position, self._node_version = nominator, priority, position, node_version
