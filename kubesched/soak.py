@@ -37,17 +37,19 @@ bookkeeping checks that every count adds up and that no structure holds a depart
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import functools
 import gc
 import heapq
 import os
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kubesched._queue import events
 from kubesched._queue.events import node_update_events
@@ -300,16 +302,89 @@ def rss_bytes() -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class HeapFigures:
+    """Where the RSS goes, to tell a leak from fragmentation: Python's allocated blocks
+    (sys.getallocatedblocks: objects alive, flat when nothing leaks) and the C heap's bytes in
+    use and free but kept by the allocator (glibc's mallinfo2; -1 elsewhere). Large lists,
+    dict tables and numpy arrays live on the C heap; Python's small objects in pymalloc's arenas."""
+
+    python_blocks: int
+    malloc_in_use: int = -1
+    malloc_free: int = -1
+
+
+class _MallInfo2(ctypes.Structure):
+    # glibc's struct mallinfo2 (malloc.h, glibc >= 2.33): all size_t.
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+@functools.cache
+def _mallinfo2() -> Callable[[], _MallInfo2] | None:
+    try:
+        fn = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):  # not glibc, or glibc < 2.33
+        return None
+    fn.restype = _MallInfo2
+    fn.argtypes = []
+    return cast(Callable[[], _MallInfo2], fn)
+
+
+def heap_figures() -> HeapFigures:
+    info = _mallinfo2()
+    if info is None:
+        return HeapFigures(sys.getallocatedblocks())
+    m = info()
+    # In use: the main heap's allocated chunks plus the mmapped ones; free: the heap's free chunks.
+    return HeapFigures(sys.getallocatedblocks(), int(m.uordblks) + int(m.hblkhd), int(m.fordblks))
+
+
+def in_forked_child(fn: Callable[[], int]) -> int:
+    """``fn()`` run in a forked copy of this process (where fork exists), its result sent back
+    through a pipe: a scan of every object allocates lists and sets as large as the heap, and
+    freeing them leaves holes in the C heap that would show in this process's RSS (and move the
+    C allocator's mmap threshold) long after. The copy is thrown away; the parent's heap stays
+    as the run left it. Without fork, or if the child fails, ``fn()`` runs here."""
+    if not hasattr(os, "fork"):
+        return fn()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, report, exit without running any cleanup of the parent's
+        code = 1
+        try:
+            os.close(r)
+            os.write(w, str(fn()).encode("ascii"))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not data:
+        return fn()
+    return int(data)
+
+
+@dataclass(frozen=True, slots=True)
 class Checkpoint:
     fraction: float  # of the arrivals
     arrivals: int  # when it was taken
     rss: int  # bytes
     wall: float  # s since the run started
     departed_referenced: int = -1  # departed pods some object still references (-1: not counted)
+    heap: HeapFigures | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"fraction": self.fraction, "arrivals": self.arrivals, "rss_mib": round(self.rss / 2**20, 1),
-                "wall_seconds": round(self.wall, 1), "departed_pods_referenced": self.departed_referenced}
+        out: dict[str, Any] = {"fraction": self.fraction, "arrivals": self.arrivals,
+                               "rss_mib": round(self.rss / 2**20, 1), "wall_seconds": round(self.wall, 1),
+                               "departed_pods_referenced": self.departed_referenced}
+        if self.heap is not None:
+            out["python_blocks"] = self.heap.python_blocks
+            if self.heap.malloc_in_use >= 0:
+                out["malloc_in_use_mib"] = round(self.heap.malloc_in_use / 2**20, 1)
+                out["malloc_free_mib"] = round(self.heap.malloc_free / 2**20, 1)
+        return out
 
 
 def baseline(checkpoints: list[Checkpoint], warmup: int) -> Checkpoint | None:
@@ -600,11 +675,15 @@ class SoakTimeline(TimelineSimulator):
     def departed_referenced(self) -> int:
         """Departed soak pods some live object still references (any structure: a leak shows
         here whatever holds it; bounded caches, e.g. the filter plan's usage vectors, may hold
-        a few)."""
-        gc.collect()
+        a few). The scan runs in a forked copy of the process (:func:`in_forked_child`)."""
         alive = self.current
-        uids = {o.meta.uid for o in gc.get_objects() if type(o) is Pod}
-        return sum(1 for u in uids if u.startswith("soak-uid-") and u not in alive)
+
+        def scan() -> int:
+            gc.collect()
+            uids = {o.meta.uid for o in gc.get_objects() if type(o) is Pod}
+            return sum(1 for u in uids if u.startswith("soak-uid-") and u not in alive)
+
+        return in_forked_child(scan)
 
     def bookkeeping(self) -> list[str]:
         """Every count adds up and no structure holds a departed pod."""
@@ -763,6 +842,7 @@ class SoakResult:
             "RSS: " + ", ".join(f"{cp.fraction:.0%} ({cp.arrivals} arrivals) {_mib(cp.rss)}" for cp in self.checkpoints)
             + ("" if g is None or base is None else f"; growth {base.fraction:.0%}->100%: {g:+.1%}"
                + (" (the warm-up ended after the 10% checkpoint)" if base.fraction > 0.1 else "")),
+            *self._heap_lines(),
             "departed pods still referenced: " + ", ".join(
                 f"{cp.fraction:.0%}: {cp.departed_referenced}" for cp in self.checkpoints
                 if cp.departed_referenced >= 0),
@@ -771,6 +851,16 @@ class SoakResult:
                f"a budget of {self.invariant_budget} objects per cycle)" if self.invariants else ""),
         ]
         return "\n".join(lines)
+
+    def _heap_lines(self) -> list[str]:
+        heaps = [(cp.fraction, cp.heap) for cp in self.checkpoints if cp.heap is not None]
+        if not heaps:
+            return []
+        line = "heap: Python blocks " + ", ".join(f"{f:.0%} {h.python_blocks}" for f, h in heaps)
+        if all(h.malloc_in_use >= 0 for _, h in heaps):
+            line += "; C heap in use / free " + ", ".join(
+                f"{f:.0%} {_mib(h.malloc_in_use)} / {_mib(h.malloc_free)}" for f, h in heaps)
+        return [line]
 
 
 def run_soak(num_nodes: int = SOAK_NODES, arrivals: int = SOAK_ARRIVALS, *, seed: int = 1,
@@ -789,10 +879,12 @@ def run_soak(num_nodes: int = SOAK_NODES, arrivals: int = SOAK_ARRIVALS, *, seed
     t0 = [0.0]
 
     def checkpoint(sim: SoakTimeline, fraction: float) -> None:
-        referenced = sim.departed_referenced() if count_references else -1
+        # The RSS first, then the scan for departed pods (in a forked child, so that its
+        # transient allocations do not show in this process's later samples either).
         gc.collect()
-        checkpoints.append(Checkpoint(fraction, sim.stream.arrived, rss_bytes(), time.perf_counter() - t0[0],
-                                      referenced))
+        rss, heap, wall = rss_bytes(), heap_figures(), time.perf_counter() - t0[0]
+        referenced = sim.departed_referenced() if count_references else -1
+        checkpoints.append(Checkpoint(fraction, sim.stream.arrived, rss, wall, referenced, heap))
 
     sim = simulator(stream, seed=seed, check_invariants=check_invariants, on_checkpoint=checkpoint,
                     on_progress=_progress_line(progress, t0) if progress is not None else None,
@@ -839,6 +931,6 @@ def _progress_line(progress: Callable[[str], None], t0: list[float]) -> Callable
     return report
 
 
-__all__ = ["CHECKPOINTS", "GROWTH_LIMIT", "INVARIANT_BUDGET", "REFERENCED_LIMIT", "SHAPES", "SOAK_ARRIVALS", "SOAK_NODES", "Checkpoint", "Shape",
-           "SoakCounts", "SoakResult", "SoakStream", "SoakTimeline", "StreamEvent", "baseline", "growth", "node_manifest",
+__all__ = ["CHECKPOINTS", "GROWTH_LIMIT", "INVARIANT_BUDGET", "REFERENCED_LIMIT", "SHAPES", "SOAK_ARRIVALS", "SOAK_NODES", "Checkpoint", "HeapFigures", "Shape",
+           "SoakCounts", "SoakResult", "SoakStream", "SoakTimeline", "StreamEvent", "baseline", "growth", "heap_figures", "in_forked_child", "node_manifest",
            "pod_manifest", "pre_check_for_node", "rss_bytes", "run_soak"]

@@ -22,6 +22,7 @@ from kubesched.soak import (
     SoakStream,
     SoakTimeline,
     growth,
+    in_forked_child,
     run_soak,
 )
 from kubesched.soak_live import FAULTS, run_soak_live
@@ -97,6 +98,42 @@ def test_soak_reports_rss_at_10_50_and_100_percent(soak: Any) -> None:
     # The warm-up (one steady population: 473 pods) is not over at 10 % of 2000 arrivals: the
     # growth is measured from 50 %.
     assert res.warmup > 200 and res.baseline is res.checkpoints[1]
+
+
+def test_soak_reports_where_the_rss_goes(soak: Any) -> None:
+    res, _ = soak
+    heaps = [cp.heap for cp in res.checkpoints]
+    assert all(h is not None and h.python_blocks > 0 for h in heaps)
+    data = res.as_dict()["rss"][-1]
+    assert data["python_blocks"] == heaps[-1].python_blocks  # type: ignore[union-attr]
+    assert "heap: Python blocks 10% " in res.summary()
+
+
+@pytest.mark.parametrize("fn, want", [
+    pytest.param(lambda: 41 + 1, 42, id="a result computed in the child comes back"),
+    pytest.param(lambda: len([0] * 1_000_000), 1_000_000, id="a large transient allocation stays in the child"),
+])
+def test_the_reference_scan_runs_in_a_forked_child(fn: Any, want: int) -> None:
+    assert in_forked_child(fn) == want
+
+
+def test_what_the_child_changes_is_not_seen_by_the_parent() -> None:
+    seen: list[int] = []
+
+    def touch() -> int:
+        seen.append(1)
+        return len(seen)
+
+    assert in_forked_child(touch) == 1
+    assert seen == []  # the child's append happened in its copy only
+
+
+def test_a_failing_child_falls_back_to_running_here() -> None:
+    def fails() -> int:
+        raise ValueError("scan failed")
+
+    with pytest.raises(ValueError, match="scan failed"):
+        in_forked_child(fails)
 
 
 def test_growth_is_measured_after_the_warm_up() -> None:
