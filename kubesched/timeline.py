@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched._queue import FakeClock, SchedulingQueue, events, events_by_plugin_of
+from kubesched._runtime.scavenger import Scavenger
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.framework import ClusterEvent, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod, PodCondition
@@ -136,6 +137,9 @@ class TimelineSimulator(Simulator):
         self._attempts: Counter[str] = Counter()
         # Pods held at Permit: their attempt and queue entry, until their binding cycle runs.
         self._in_flight: list[tuple[Attempt, QueuedPodInfo]] = []
+        # Freed C-heap pages back to the OS every few wall seconds (a long timeline's RSS
+        # follows its live memory; kubesched._runtime.scavenger says why).
+        self._scavenger = Scavenger()
         for name, fwk in self.profiles.items():
             del name
             fwk.handle._deleter = self._delete_gracefully  # noqa: SLF001 - the simulator owns its handles
@@ -233,6 +237,7 @@ class TimelineSimulator(Simulator):
             qpi = self.queue.pop()
             if qpi is not None:
                 self._schedule(qpi)
+                self._scavenger.tick()
                 continue
             nxt = self._next_time()
             if nxt is None:

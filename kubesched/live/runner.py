@@ -45,6 +45,7 @@ from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.invariants import ClusterView, new_checker
 from kubesched._runtime.profile import build_framework
+from kubesched._runtime.scavenger import Scavenger
 from kubesched.cluster.live import (
     ADD,
     ASSIGNED_PODS,
@@ -529,6 +530,9 @@ class LiveScheduler:
         stop = stop if stop is not None else threading.Event()
         self._is_leader = is_leader
         led = False
+        # Freed C-heap pages back to the OS every few seconds, as Go's runtime scavenger
+        # does for kube-scheduler (kubesched._runtime.scavenger).
+        scavenger = Scavenger()
         while not stop.is_set() and not self._stopping.is_set():
             if is_leader is not None and not is_leader():
                 if led:
@@ -539,6 +543,7 @@ class LiveScheduler:
                 continue
             led = True
             self.schedule_one(wait=0.25)
+            scavenger.tick()
         return "stopped"
 
     def wake(self) -> None:
