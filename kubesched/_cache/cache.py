@@ -3,7 +3,9 @@
 kubesched schedules one pod at a time against the cache's own NodeInfos, so the "snapshot"
 handed to plugins is a view of the cache that is only mutated between scheduling cycles
 (assume / forget / informer events). Lists that upstream rebuilds on every snapshot update
-(nodes with affinity pods, image states) are recomputed lazily when the cache changed.
+(nodes with affinity pods) are recomputed lazily when the cache changed; image states are kept
+per image name as nodes come and go (addNodeImageStates / removeNodeImageStates), so a node
+event costs the node's own images, not every node's.
 """
 
 from __future__ import annotations
@@ -48,6 +50,57 @@ def node_tree_order(nodes: Iterable[Node]) -> list[Node]:
         if not added:
             return out
         i += 1
+
+
+class _ImageState:
+    """cache.go's imageState: the size first seen for an image name (kept while any node
+    lists the name) and the nodes listing it."""
+
+    __slots__ = ("size", "nodes")
+
+    def __init__(self, size: int, node: str) -> None:
+        self.size = size
+        self.nodes = {node}
+
+
+class NodeImages(Mapping[str, ImageStateSummary]):
+    """A node's ImageStates: for each image name its status lists, the summary (size, number
+    of nodes listing the name) read from the cache's image states when asked, so a node
+    joining or leaving with an image updates every other holder's count at no cost. Once its
+    node is updated or removed, the summaries are frozen as they were (a clone taken before
+    still reads them)."""
+
+    __slots__ = ("_names", "_states", "_frozen")
+
+    def __init__(self, names: dict[str, None], states: dict[str, _ImageState]) -> None:
+        self._names = names
+        self._states = states
+        self._frozen: dict[str, ImageStateSummary] | None = None
+
+    def __getitem__(self, name: str) -> ImageStateSummary:
+        if self._frozen is not None:
+            return self._frozen[name]
+        if name not in self._names:
+            raise KeyError(name)
+        st = self._states[name]
+        return ImageStateSummary(st.size, len(st.nodes))
+
+    def freeze(self) -> None:
+        """Keep the summaries as they are now (the node is about to leave the counts)."""
+        if self._frozen is None:
+            self._frozen = {name: self[name] for name in self._names}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __repr__(self) -> str:
+        return f"NodeImages({dict(self.items())!r})"
 
 
 class Snapshot:
@@ -106,18 +159,18 @@ class Cache:
         self._pod_node: dict[str, str] = {}  # uid -> node name
         self._pending_pods: dict[str, list[Pod]] = {}  # pods on nodes not (yet) known
         self.assumed: set[str] = set()
+        # cache.go's imageStates: image name -> its size and the nodes listing it.
+        self._images: dict[str, _ImageState] = {}
         self.snapshot = Snapshot(self)
 
     # ---- nodes
     def add_nodes(self, nodes: Iterable[Node]) -> None:
-        """Add many nodes, computing image states once (and the node list, which the next
-        scheduling cycle needs)."""
+        """Add many nodes (and compute the node list, which the next scheduling cycle needs)."""
         for node in nodes:
-            self.add_node(node, refresh=False)
-        self._refresh_images()
+            self.add_node(node)
         self.ordered_rows()
 
-    def add_node(self, node: Node, *, refresh: bool = True) -> NodeInfo:
+    def add_node(self, node: Node) -> NodeInfo:
         ni = self.node_infos.get(node.meta.name)
         if ni is not None:
             return self.update_node(node)
@@ -130,16 +183,20 @@ class Cache:
         for pod in self._pending_pods.pop(node.meta.name, []):
             ni.add_pod(pod)
         self._order = None
-        if refresh:
-            self._refresh_images()
+        self._add_node_images(node, ni)
         return ni
 
     def update_node(self, node: Node) -> NodeInfo:
         ni = self.node_infos[node.meta.name]
+        old = ni.node
+        if old is not None:
+            self._remove_node_images(old, ni)
         ni.set_node(node)
         self.table.set_node(ni.index, node)
-        self._order = None
-        self._refresh_images()
+        # nodeTree.updateNode: the node list changes only when the node changes zone.
+        if old is None or zone_key(old) != zone_key(node):
+            self._order = None
+        self._add_node_images(node, ni)
         return ni
 
     def remove_node(self, name: str) -> None:
@@ -154,7 +211,8 @@ class Cache:
         self.table.clear_row(ni.index)
         self.by_row[ni.index] = None
         self._order = None
-        self._refresh_images()
+        if ni.node is not None:
+            self._remove_node_images(ni.node, ni)
 
     def ordered(self) -> list[NodeInfo]:
         if self._order is None:
@@ -189,27 +247,34 @@ class Cache:
         order = self.ordered()
         return [order[p] for p in pos.tolist()]
 
-    def _refresh_images(self) -> None:
-        """Image states: size as first seen per name, numNodes = nodes listing the name."""
-        sizes: dict[str, int] = {}
-        counts: dict[str, int] = {}
-        for ni in self.node_infos.values():
-            node = ni.node
-            if node is None:
-                continue
-            seen: set[str] = set()
-            for image in node.images:
-                for name in image.names:
-                    sizes.setdefault(name, image.size_bytes)
-                    if name not in seen:
-                        seen.add(name)
-                        counts[name] = counts.get(name, 0) + 1
-        summaries = {name: ImageStateSummary(sizes[name], counts[name]) for name in sizes}
-        for ni in self.node_infos.values():
-            node = ni.node
-            if node is None:
-                continue
-            ni.image_states = {name: summaries[name] for image in node.images for name in image.names}
+    def _add_node_images(self, node: Node, ni: NodeInfo) -> None:
+        """addNodeImageStates: count the node under each image name its status lists (the
+        first node listing a name sets its size), and give the NodeInfo its summaries."""
+        states, name_of = self._images, node.meta.name
+        names: dict[str, None] = {}
+        for image in node.images:
+            for name in image.names:
+                st = states.get(name)
+                if st is None:
+                    states[name] = _ImageState(image.size_bytes, name_of)
+                else:
+                    st.nodes.add(name_of)
+                names[name] = None
+        ni.image_states = NodeImages(names, states)
+
+    def _remove_node_images(self, node: Node, ni: NodeInfo) -> None:
+        """removeNodeImageStates: an image name no node lists any more is forgotten. The
+        NodeInfo's summaries are frozen first."""
+        if isinstance(ni.image_states, NodeImages):
+            ni.image_states.freeze()
+        states, name_of = self._images, node.meta.name
+        for image in node.images:
+            for name in image.names:
+                st = states.get(name)
+                if st is not None:
+                    st.nodes.discard(name_of)
+                    if not st.nodes:
+                        del states[name]
 
     # ---- pods
     def add_pod(self, pod: Pod) -> None:

@@ -227,7 +227,8 @@ class NodeInfo:
         self.requested = Resource()
         self.non_zero_requested = Resource()
         self.allocatable = Resource()
-        self.image_states: dict[str, ImageStateSummary] = {}
+        # image name -> summary; the cache's NodeInfos read theirs from its image states.
+        self.image_states: Mapping[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = 0
         self.index = -1

@@ -7,7 +7,7 @@ from builders import PodBuilder, make_node, make_pod
 
 from kubesched._cache import Cache, node_tree_order
 from kubesched._cache.cache import zone_key
-from kubesched.framework import NodeTable
+from kubesched.framework import ImageStateSummary, NodeTable
 from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Node
 
@@ -165,3 +165,66 @@ def test_a_removed_node_is_forgotten_once_its_pods_are_deleted() -> None:
         cache.remove_pod(p)
     assert list(cache.placements()) == [] and not cache.pod_nodes
     assert cache._pending_pods == {}  # noqa: SLF001
+
+
+def test_image_sizes_are_those_first_seen_while_any_node_lists_the_name() -> None:
+    # addNodeImageStates: the first node listing a name sets its size; the state (and that
+    # size) lasts while any node lists the name, and starts anew once none does.
+    cache = Cache()
+    cache.add_nodes([make_node().name("n1").image(100, "img:1").obj(),
+                     make_node().name("n2").image(300, "img:1").obj()])
+    assert cache.node_infos["n2"].image_states["img:1"].size == 100
+    cache.remove_node("n1")
+    assert cache.node_infos["n2"].image_states["img:1"] == ImageStateSummary(100, 1)
+    cache.remove_node("n2")
+    cache.add_node(make_node().name("n3").image(300, "img:1").obj())
+    assert cache.node_infos["n3"].image_states["img:1"] == ImageStateSummary(300, 1)
+
+
+def test_a_node_update_moves_only_its_own_images() -> None:
+    cache = Cache()
+    cache.add_nodes([make_node().name("n1").image(100, "img:1").obj(),
+                     make_node().name("n2").image(100, "img:1").obj()])
+    before = cache.node_infos["n1"].clone()
+    cache.update_node(make_node().name("n1").image(50, "img:2").obj())
+    assert dict(cache.node_infos["n1"].image_states) == {"img:2": ImageStateSummary(50, 1)}
+    assert dict(cache.node_infos["n2"].image_states) == {"img:1": ImageStateSummary(100, 1)}
+    # A clone taken before the update reads the summaries as they were.
+    assert dict(before.image_states) == {"img:1": ImageStateSummary(100, 2)}
+
+
+def test_a_removed_nodes_info_keeps_its_last_image_summaries() -> None:
+    cache = Cache()
+    cache.add_nodes([make_node().name("n1").image(100, "img:1").obj()])
+    ni = cache.node_infos["n1"]
+    cache.remove_node("n1")
+    assert dict(ni.image_states) == {"img:1": ImageStateSummary(100, 1)}
+    assert "img:1" not in cache._images  # noqa: SLF001 - no node lists it any more
+
+
+def test_image_counts_follow_node_events_like_a_fresh_cache() -> None:
+    # After any sequence of adds, updates and removes, every node's summaries equal those of a
+    # cache built from the surviving nodes in the order they first came.
+    import random
+
+    rng = random.Random(7)
+    cache, alive = Cache(), {}
+    for step in range(300):
+        name = f"n{rng.randrange(12)}"
+        if name in alive and rng.random() < 0.3:
+            cache.remove_node(name)
+            del alive[name]
+            continue
+        b = make_node().name(name)
+        for k in rng.sample(range(6), rng.randrange(4)):
+            b = b.image(100 + k, f"img:{k}", f"alias:{k % 2}")
+        node = b.obj()
+        cache.add_node(node)
+        alive.setdefault(name, node)
+        alive[name] = node
+        fresh = Cache()
+        fresh.add_nodes(list(alive.values()))
+        for n in alive:
+            got = {k: v.num_nodes for k, v in cache.node_infos[n].image_states.items()}
+            want = {k: v.num_nodes for k, v in fresh.node_infos[n].image_states.items()}
+            assert got == want, (step, n)

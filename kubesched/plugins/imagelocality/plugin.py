@@ -22,6 +22,7 @@ from kubesched.framework import (
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.gomath import go_div
+from kubesched.plugins.helpers.rows import row_node_infos
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -77,41 +78,84 @@ def sum_image_scores(node_info: NodeInfo, image_names: Sequence[str], total_num_
 
 
 class _ImageIndex:
-    """image name -> (rows holding it, that row's scaled score), for one node version."""
+    """image name -> the table rows whose (listed) node's status lists it, kept in step with
+    the table's change log: a node added, updated or removed moves only its own names, and a
+    pod bound to a node (which logs the row too) costs an identity check. Node updates that
+    leave the images alone (kubelet's periodic status reports) change nothing here.
 
-    __slots__ = ("version", "source", "by_name", "scores")
+    Scores are computed per pod image list from the holders' summaries (size, number of
+    nodes: the cache's live counts) and kept until an image moves or the node count changes."""
 
-    def __init__(self, table: NodeTable, node_infos: Sequence[NodeInfo]) -> None:
-        self.version = table.node_version
-        self.source = node_infos
-        total = len(node_infos)
-        acc: dict[str, tuple[list[int], list[int]]] = {}
-        for ni in node_infos:
-            if not 0 <= ni.index < table.size:
-                continue
-            for name, st in ni.image_states.items():
-                rows, scores = acc.setdefault(name, ([], []))
-                rows.append(ni.index)
-                scores.append(scaled_image_score(st, total))
-        self.by_name: dict[str, tuple[IntArray, IntArray]] = {
-            name: (np.array(rows, np.int64), np.array(scores, np.int64)) for name, (rows, scores) in acc.items()}
-        # Per tuple of a pod's image names: the final score of every row (a few kept).
+    __slots__ = ("table", "position", "row_node", "row_names", "holders", "epoch", "scores", "scores_at")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.position = -1
+        self.row_node: list[object] = []  # per row: the node object (or None) whose names are counted
+        self.row_names: list[tuple[str, ...]] = []
+        self.holders: dict[str, dict[int, None]] = {}
+        self.epoch = 0  # bumped whenever a name's holders change
+        # Per tuple of a pod's image names: the final score of every row; valid for one
+        # (epoch, number of nodes, table size).
         self.scores: dict[tuple[str, ...], IntArray] = {}
+        self.scores_at: tuple[int, int, int] = (-1, -1, -1)
 
-    def row_scores(self, size: int, names: Sequence[str]) -> IntArray | None:
+    def refresh(self, by_row: Sequence[NodeInfo | None]) -> None:
+        table = self.table
+        size = table.size
+        if len(self.row_node) < size:
+            grow = size - len(self.row_node)
+            self.row_node.extend([None] * grow)
+            self.row_names.extend([()] * grow)
+        changed = table.changed_since(self.position) if self.position >= 0 else None
+        self.position = table.log_position
+        rows: Sequence[int] = range(size) if changed is None else (
+            list(dict.fromkeys(changed)) if len(changed) > 1 else changed)
+        row_node, row_names, holders = self.row_node, self.row_names, self.holders
+        for r in rows:
+            ni = by_row[r] if r < len(by_row) else None
+            node = ni.node if ni is not None else None
+            if node is row_node[r] and (node is not None or not row_names[r]):
+                continue
+            names = tuple(ni.image_states) if ni is not None and node is not None else ()
+            old = row_names[r]
+            row_node[r] = node
+            if names == old:
+                continue
+            row_names[r] = names
+            for name in old:
+                held = holders.get(name)
+                if held is not None:
+                    held.pop(r, None)
+                    if not held:
+                        del holders[name]
+            for name in names:
+                holders.setdefault(name, {})[r] = None
+            self.epoch += 1
+
+    def row_scores(self, by_row: Sequence[NodeInfo | None], total: int, names: Sequence[str]) -> IntArray | None:
         """calculatePriority(sumImageScores) for every row, or None when no node holds any of
-        ``names`` (every score is then 0): computed once per image list and node version."""
+        ``names`` (every score is then 0)."""
+        size = self.table.size
+        at = (self.epoch, total, size)
+        if self.scores_at != at:
+            self.scores.clear()
+            self.scores_at = at
         key = tuple(names)
         got = self.scores.get(key)
         if got is not None:
             return got
-        present = [self.by_name[n] for n in names if n in self.by_name]
+        present = [n for n in names if n in self.holders]
         if not present or not names:
             return None
         sums = np.zeros(size, np.int64)
-        for img_rows, img_scores in present:
+        for name in present:
+            held = list(self.holders[name])
+            # Each holder's own summary (in the cache all holders share one).
+            img_scores = [scaled_image_score(by_row[r].image_states[name], total)  # type: ignore[union-attr]
+                          for r in held]
             # One entry per container: an image used twice counts twice, as upstream.
-            np.add.at(sums, img_rows, img_scores)
+            np.add.at(sums, np.array(held, np.int64), np.array(img_scores, np.int64))
         max_threshold = MAX_CONTAINER_THRESHOLD * len(names)
         s = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.where(sums > max_threshold, max_threshold, sums))
         # Operands are non-negative and max_threshold > MIN_THRESHOLD (>= 1 container), so
@@ -123,11 +167,12 @@ class _ImageIndex:
         return out
 
 
-def _image_index(table: NodeTable, node_infos: Sequence[NodeInfo]) -> _ImageIndex:
+def _image_index(table: NodeTable, by_row: Sequence[NodeInfo | None]) -> _ImageIndex:
     idx = table.extras.get(_TABLE_KEY)
-    if not isinstance(idx, _ImageIndex) or idx.version != table.node_version or idx.source is not node_infos:
-        idx = _ImageIndex(table, node_infos)
+    if not isinstance(idx, _ImageIndex) or idx.table is not table:
+        idx = _ImageIndex(table)
         table.extras[_TABLE_KEY] = idx
+    idx.refresh(by_row)
     return idx
 
 
@@ -149,7 +194,9 @@ class ImageLocality:
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
         names = pod_image_names(pod)
-        scores = _image_index(table, self.handle.snapshot.list()).row_scores(table.size, names)
+        infos = self.handle.snapshot.list()
+        by_row = row_node_infos(table, infos)
+        scores = _image_index(table, by_row).row_scores(by_row, len(infos), names)
         if scores is None:
             # No image of the pod on any node: every sum is 0, below minThreshold -> 0.
             return np.zeros(len(rows), np.int64)

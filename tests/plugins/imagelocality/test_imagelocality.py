@@ -190,6 +190,60 @@ def test_score_batch_follows_node_changes() -> None:
     check()
 
 
+@pytest.mark.parametrize("seed", range(12), ids=lambda s: f"random node events {s} keep the batch score equal to the per-node one")
+def test_score_batch_follows_random_node_events(seed: int) -> None:
+    # Nodes join, leave, change images and report unchanged status, and pods are bound
+    # between scorings (their rows enter the table's change log too): the index follows.
+    rng = random.Random(seed)
+
+    def random_node(name: str) -> Node:
+        images = [(rng.choice([5, 200, 800]) * MB, (normalized_image_name(im),))
+                  for im in rng.sample(IMAGES, rng.randint(0, 3))]
+        return image_node(name, *images)
+
+    handle = FrameworkHandle.for_nodes([random_node(f"node-{i}") for i in range(6)])
+    cache = handle.cache
+    pl = imagelocality.new(None, handle)
+    for step in range(40):
+        names = sorted(cache.node_infos)
+        op = rng.random()
+        if op < 0.2 or not names:
+            cache.add_node(random_node(f"node-{6 + step}"))
+        elif op < 0.35 and len(names) > 1:
+            cache.remove_node(rng.choice(names))
+        elif op < 0.6:
+            cache.update_node(random_node(rng.choice(names)))
+        elif op < 0.8:  # a status report that changes nothing the scheduler reads
+            ni = cache.node_infos[rng.choice(names)]
+            assert ni.node is not None
+            cache.update_node(image_node(ni.name, *[(im.size_bytes, im.names) for im in ni.node.images]))
+        else:
+            cache.add_pod(make_pod().name(f"p{step}").node(rng.choice(names)).obj())
+        infos = list(handle.snapshot.list())
+        rows = np.array([ni.index for ni in infos], np.int64)
+        pod = image_pod(*rng.choices(IMAGES, k=rng.randint(1, 3)))
+        got = pl.score_batch(CycleState(), pod, handle.snapshot.table, rows).tolist()
+        assert got == [pl.score(CycleState(), pod, ni) for ni in infos], step
+
+
+def test_a_status_report_with_the_same_images_keeps_the_image_index() -> None:
+    handle = FrameworkHandle.for_nodes([image_node("node1", (500 * MB, ("gcr.io/a:latest",))), image_node("node2")])
+    pl = imagelocality.new(None, handle)
+    pod = image_pod("gcr.io/a")
+    table = handle.snapshot.table
+
+    def score() -> list[int]:
+        rows = np.array([ni.index for ni in handle.snapshot.list()], np.int64)
+        out: list[int] = pl.score_batch(CycleState(), pod, table, rows).tolist()
+        return out
+
+    before = score()
+    epoch = table.extras[NAME].epoch
+    handle.cache.update_node(image_node("node1", (500 * MB, ("gcr.io/a:latest",))))
+    assert score() == before
+    assert table.extras[NAME].epoch == epoch  # nothing moved, nothing recomputed
+
+
 def test_plugin_shape() -> None:
     pl = imagelocality.new(None, FrameworkHandle.for_nodes([]))
     assert pl.name == NAME == "ImageLocality"
