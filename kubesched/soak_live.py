@@ -67,7 +67,11 @@ from kubesched.soak import (
 )
 
 DEFAULT_NODES = 200
-DEFAULT_ARRIVALS = 50_000
+# Long enough that the run outlasts the event cache's horizon (2 x EVENT_HORIZON + 30 s) with
+# samples to spare: at ~280 binds/s, 50,000 arrivals end at ~180 s, just past the 150 s horizon
+# with no sample in between (the growth would then include the cache's filling); 100,000 take
+# ~6 minutes.
+DEFAULT_ARRIVALS = 100_000
 MAX_BACKLOG = 64  # pods in activeQ + backoffQ + binding cycles before the driver waits
 RV_SLACK = 200  # revisions the scheduler's pod informer may lag the driver's pod writes
 FAULT_COUNT = 40  # faults over a run, evenly spaced over the arrivals

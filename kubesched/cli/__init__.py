@@ -408,7 +408,7 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
                    "10% after warm-up, every departed pod must be forgotten (default 5000 nodes, 1000000 "
                    "arrivals); soak-live: the same stream against the live scheduler through a local API server "
                    "with injected faults (API errors, lost replies, cut watches, restarts): no pod lost or bound "
-                   "twice, scheduler RSS flat (default 200 nodes, 50000 arrivals).")
+                   "twice, scheduler RSS flat (default 200 nodes, 100000 arrivals).")
 @click.option("--live", "live", is_flag=True, help="Same as --workload live.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
