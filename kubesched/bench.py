@@ -51,7 +51,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +64,7 @@ from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
 from kubesched.errors import KubeschedError
-from kubesched.framework import QueuedPodInfo
+from kubesched.framework import Extender, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Node, ObjectMeta, Pod, PodDisruptionBudget, Service
 from kubesched.objects import Workload as WorkloadObject
 from kubesched.objects.parse import parse_namespace, parse_node, parse_pdb, parse_pod, parse_service, parse_workload
@@ -472,6 +472,19 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
 )}
 
 
+def default_scheduler(cache: Cache, objects: MemoryObjects, nominator: QueueNominator, rng: random.Random,
+                      extenders: Sequence[Extender] = ()) -> Scheduler:
+    """The scheduling cycle of the default configuration's profile over ``cache`` (the
+    in-memory benches schedule pods one by one through it)."""
+    cfg = default_configuration()
+    profile = cfg.profiles[0]
+    handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng,
+                             extenders=extenders)
+    fwk = build_framework(profile, REGISTRY, handle)
+    return Scheduler({profile.scheduler_name: fwk}, cache, nominator, rng=rng, extenders=extenders,
+                     percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0)
+
+
 def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None = None, *,
               init_pods: int | None = None, seed: int = 1) -> BenchResult:
     """Build the workload, bind its running pods, then schedule the measured pods one by one."""
@@ -495,12 +508,7 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
                   for ns in ("default", *setup.namespaces)]
     objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces, services=setup.services,
                             workloads=setup.workloads)
-    cfg = default_configuration()
-    profile = cfg.profiles[0]
-    handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng)
-    fwk = build_framework(profile, REGISTRY, handle)
-    sched = Scheduler({profile.scheduler_name: fwk}, cache, nominator, rng=rng,
-                      percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0)
+    sched = default_scheduler(cache, objects, nominator, rng)
     latencies: list[float] = []
     placed: dict[str, str] = {}
     problems: list[str] = []
@@ -712,13 +720,7 @@ def _run_extender_once(nodes: list[Node], pods: list[Pod], extenders: list[Any],
     rng = random.Random(seed)
     namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})]
     objects = MemoryObjects(pods=pods, namespaces=namespaces)
-    cfg = default_configuration()
-    profile = cfg.profiles[0]
-    handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng,
-                             extenders=extenders)
-    fwk = build_framework(profile, REGISTRY, handle)
-    sched = Scheduler({profile.scheduler_name: fwk}, cache, nominator, rng=rng, extenders=extenders,
-                      percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0)
+    sched = default_scheduler(cache, objects, nominator, rng, extenders)
     latencies: list[float] = []
     placed: dict[str, str] = {}
     problems: list[str] = []

@@ -26,15 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kubesched._cache import Cache  # noqa: E402
 from kubesched._queue import QueueNominator  # noqa: E402
-from kubesched._runtime.handle import FrameworkHandle  # noqa: E402
-from kubesched._runtime.profile import build_framework  # noqa: E402
-from kubesched.bench import basic_pods  # noqa: E402
+from kubesched.bench import basic_pods, default_scheduler  # noqa: E402
 from kubesched.cluster.memory import MemoryObjects  # noqa: E402
-from kubesched.config import default_configuration  # noqa: E402
 from kubesched.objects import Node  # noqa: E402
 from kubesched.objects.parse import parse_namespace, parse_node  # noqa: E402
-from kubesched.plugins.registry import REGISTRY  # noqa: E402
-from kubesched.scheduler import Scheduler  # noqa: E402
 
 IMAGES_PER_NODE = 40
 DISTINCT_IMAGES = 400
@@ -65,14 +60,9 @@ def main() -> None:
     cache.add_nodes([node(i) for i in range(n)])
     pods = basic_pods(args.pods)
     rng = random.Random(1)
-    nominator = QueueNominator()
     objects = MemoryObjects(pods=pods, namespaces=[
         parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})])
-    cfg = default_configuration()
-    profile = cfg.profiles[0]
-    handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng)
-    fwk = build_framework(profile, REGISTRY, handle)
-    sched = Scheduler({profile.scheduler_name: fwk}, cache, nominator, rng=rng, percentage_of_nodes_to_score=0)
+    sched = default_scheduler(cache, objects, QueueNominator(), rng)
     updates = [node(rng.randrange(n), rv=j + 2, extra=(j % 2 if args.mode == "images" else 0))
                for j in range(len(pods))] if args.mode != "none" else []
     spent = 0.0
