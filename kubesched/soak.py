@@ -37,7 +37,6 @@ bookkeeping checks that every count adds up and that no structure holds a depart
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import functools
 import gc
@@ -49,10 +48,11 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from kubesched._queue import events
 from kubesched._queue.events import node_update_events
+from kubesched._runtime.scavenger import c_heap_bytes
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import KubeschedError
 from kubesched.framework import NodeInfo, QueuedPodInfo
@@ -313,30 +313,11 @@ class HeapFigures:
     malloc_free: int = -1
 
 
-class _MallInfo2(ctypes.Structure):
-    # glibc's struct mallinfo2 (malloc.h, glibc >= 2.33): all size_t.
-    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
-@functools.cache
-def _mallinfo2() -> Callable[[], _MallInfo2] | None:
-    try:
-        fn = ctypes.CDLL(None).mallinfo2
-    except (OSError, AttributeError):  # not glibc, or glibc < 2.33
-        return None
-    fn.restype = _MallInfo2
-    fn.argtypes = []
-    return cast(Callable[[], _MallInfo2], fn)
-
-
 def heap_figures() -> HeapFigures:
-    info = _mallinfo2()
-    if info is None:
+    c_heap = c_heap_bytes()
+    if c_heap is None:
         return HeapFigures(sys.getallocatedblocks())
-    m = info()
-    # In use: the main heap's allocated chunks plus the mmapped ones; free: the heap's free chunks.
-    return HeapFigures(sys.getallocatedblocks(), int(m.uordblks) + int(m.hblkhd), int(m.fordblks))
+    return HeapFigures(sys.getallocatedblocks(), *c_heap)
 
 
 def in_forked_child(fn: Callable[[], int]) -> int:

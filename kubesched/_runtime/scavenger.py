@@ -24,28 +24,48 @@ import ctypes
 import functools
 import time
 from collections.abc import Callable
+from typing import Any
 
 # Wall seconds between two trims: like Go's scavenger, often enough that freed memory does
 # not linger for minutes, rarely enough to cost nothing measurable.
 SCAVENGE_INTERVAL = 10.0
 
 
+class _MallInfo2(ctypes.Structure):
+    # glibc's struct mallinfo2 (malloc.h, glibc >= 2.33): all size_t.
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
+def _libc_function(name: str, restype: Any, argtypes: tuple[Any, ...]) -> Any:
+    """The C library's function ``name``, typed; None when it has none (not glibc: musl,
+    macOS, Windows; or a glibc too old)."""
     try:
-        fn = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl, macOS, Windows)
+        fn = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
         return None
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
     return fn
 
 
 def release_free_memory() -> bool:
     """Return the C heap's free pages to the OS now (glibc ``malloc_trim(0)``); True if some
     memory was released, False if none was or the C library has no such call."""
-    trim = _malloc_trim()
+    trim = _libc_function("malloc_trim", ctypes.c_int, (ctypes.c_size_t,))
     return bool(trim(0)) if trim is not None else False
+
+
+def c_heap_bytes() -> tuple[int, int] | None:
+    """The C heap's (bytes in use, bytes free but kept by the allocator), from glibc's
+    ``mallinfo2``: in use = the heap's allocated chunks plus the mmapped ones; free = the heap's
+    free chunks, whether or not a trim gave their pages back. None without mallinfo2."""
+    info = _libc_function("mallinfo2", _MallInfo2, ())
+    if info is None:
+        return None
+    m = info()
+    return int(m.uordblks) + int(m.hblkhd), int(m.fordblks)
 
 
 class Scavenger:
@@ -71,4 +91,4 @@ class Scavenger:
         self._release()
 
 
-__all__ = ["SCAVENGE_INTERVAL", "Scavenger", "release_free_memory"]
+__all__ = ["SCAVENGE_INTERVAL", "Scavenger", "c_heap_bytes", "release_free_memory"]
