@@ -115,7 +115,7 @@ class _ImageIndex:
         for r in rows:
             ni = by_row[r] if r < len(by_row) else None
             node = ni.node if ni is not None else None
-            if node is row_node[r] and (node is not None or not row_names[r]):
+            if node is row_node[r]:  # the same node object (or still none): its names are counted
                 continue
             names = tuple(ni.image_states) if ni is not None and node is not None else ()
             old = row_names[r]
