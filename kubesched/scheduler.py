@@ -25,6 +25,7 @@ from kubesched._queue.nominated_rows import NominatedRows
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import ApiError, KubeschedError
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.extender import ExtenderScores, run_bind_extenders, run_filter_extenders, run_prioritize_extenders
 from kubesched.framework import (
     NOMINATING_OVERRIDE,
@@ -193,6 +194,36 @@ class ScheduleError(KubeschedError):
     """An Error status during a cycle (a plugin failed, not a pod that does not fit)."""
 
 
+def heap_root(scores: Sequence[int], randomizer: Sequence[int] | None = None) -> int:
+    """1.36 selectHost: the index Go's ``heap.Init`` puts at the root of the feasible nodes'
+    priority list (in the order they were found), which ``heap.Pop`` returns. ``Less(i, j)`` is
+    a higher total, then a higher Randomizer (set only on nodes an extender scored; 0 otherwise),
+    so among equal top scores the winner depends on the list's order, exactly as container/heap's
+    sift-down moves it. Mirrors container/heap.Init and down."""
+    n = len(scores)
+    key = [(s, randomizer[i] if randomizer is not None else 0) for i, s in enumerate(scores)]
+    h = list(range(n))
+
+    def down(i0: int) -> None:
+        i = i0
+        while True:
+            j1 = 2 * i + 1
+            if j1 >= n:
+                return
+            j = j1
+            j2 = j1 + 1
+            if j2 < n and key[h[j2]] > key[h[j1]]:
+                j = j2
+            if not key[h[j]] > key[h[i]]:
+                return
+            h[i], h[j] = h[j], h[i]
+            i = j
+
+    for i in range(n // 2 - 1, -1, -1):
+        down(i)
+    return h[0]
+
+
 class Scheduler:
     """Profiles + cache + nominator + cluster actions; one pod at a time."""
 
@@ -209,12 +240,17 @@ class Scheduler:
         set_nominated_node: Callable[[Pod, str], Pod] | None = None,
         clock: Callable[[], float] | None = None,
         extenders: Sequence[Extender] = (),
+        features: Features | None = None,
     ) -> None:
         """``extenders``: the configured extenders (kubesched.extender.new_http_extenders),
         ignorable ones last. ``bind``: records in the cluster a binding an extender made (it
         posted the Binding itself; a simulated API server must still learn of it); it may
         raise ApiError (e.g. 409), which fails the binding like the extender's own error."""
         self.profiles = dict(profiles)
+        self.features = features if features is not None else DEFAULT_FEATURES
+        # 1.36's selectHost walks a container/heap; 1.30 samples ties at random.
+        self._heap_select = self.features.enabled("HeapSelectHost")
+        self._absent_statuses = self.features.enabled("PreFilterAbsentNodes")
         self.cache = cache
         self.nominator = nominator
         self.deterministic = deterministic
@@ -645,6 +681,17 @@ class Scheduler:
         # Modulo all nodes, not the PreFilterResult's: that list may even be empty.
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if nodes is not all_nodes and self._absent_statuses:
+            # 1.36 NodeToStatus.SetAbsentNodesStatus: every node the PreFilterResult left out,
+            # and no status was set for, counts in the message (no plugin name). Absent
+            # statuses are not in NodeToStatus.Len(): added after the start index moved.
+            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                            (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins_with_nodes))}]",))
+            kept = {ni.name for ni in nodes}
+            statuses = diagnosis.node_to_status
+            for ni in all_nodes:
+                if ni.name not in kept and ni.name not in statuses:
+                    statuses[ni.name] = absent
         after = self.find_nodes_that_pass_extenders(pod, feasible, attempt)
         if len(after) != len(feasible):
             # Extenders have no queueing hints: any cluster event may requeue the pod.
@@ -675,6 +722,8 @@ class Scheduler:
         ties = np.flatnonzero(totals == best)
         if len(ties) == 1:
             return result.nodes[int(ties[0])]
+        if self._heap_select:
+            return result.nodes[heap_root(totals.tolist(), result.randomizer)]
         if self.deterministic:
             nodes = result.nodes
             return min((nodes[i] for i in ties.tolist()), key=_NAME)
@@ -708,6 +757,10 @@ class Scheduler:
                 ext = run_prioritize_extenders(self.extenders, pod, feasible)
                 if ext.by_node:
                     result.totals += ext.totals([ni.name for ni in feasible])
+                    if self._heap_select:
+                        # prioritizeNodes: rand.Int() for the nodes the extenders scored.
+                        result.randomizer = [self.rng.getrandbits(63) if ni.name in ext.by_node else 0
+                                             for ni in feasible]
                 attempt.extender_scores = ext
         attempt.scores = result
         return self.select_host(result)

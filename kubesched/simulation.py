@@ -28,7 +28,8 @@ from kubesched.errors import ApiError
 from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
 from kubesched.framework import CycleState, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod
-from kubesched.plugins.registry import REGISTRY, Factory
+from kubesched.features import Features
+from kubesched.plugins.registry import Factory, registry_for
 from kubesched.plugins.volumebinding import pending_volume_bindings
 from kubesched.scheduler import EXTENDER_SCORE_PREFIX, Attempt, Scheduler
 
@@ -48,10 +49,11 @@ class SimulationResult:
     final: dict[str, str | None] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)  # pod key -> why it was never attempted
     deleted: list[str] = field(default_factory=list)
+    oracle: str = ORACLE  # the kube-scheduler release whose semantics decided
 
     def trace(self) -> dict[str, Any]:
         """The trace of ../shared/conformance/README.md §3."""
-        return {"oracle": ORACLE, "steps": [step_to_json(s) for s in self.steps], "final": dict(self.final)}
+        return {"oracle": self.oracle, "steps": [step_to_json(s) for s in self.steps], "final": dict(self.final)}
 
 
 def step_to_json(step: Step) -> dict[str, Any]:
@@ -97,11 +99,15 @@ class Simulator:
 
     def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
                  deterministic: bool = False, seed: int | None = None,
-                 registry: Mapping[str, Factory] | None = None, check_invariants: bool | None = None) -> None:
+                 registry: Mapping[str, Factory] | None = None, check_invariants: bool | None = None,
+                 features: Features | None = None) -> None:
         """``check_invariants``: check the scheduler's invariants after every cycle of :meth:`run`
-        (kubesched._runtime.invariants; None: the KUBESCHED_CHECK_INVARIANTS environment variable)."""
+        (kubesched._runtime.invariants; None: the KUBESCHED_CHECK_INVARIANTS environment variable).
+        ``features``: the kube-scheduler release (and gates) that decides; default the one the
+        objects were admitted with (``objs.features``)."""
         self.objs = objs
-        self.config = config if config is not None else default_configuration()
+        self.features = features if features is not None else objs.features
+        self.config = config if config is not None else default_configuration(features=self.features)
         self.deterministic = deterministic
         self.rng = random.Random(0 if deterministic and seed is None else seed)
         self.cache = Cache(max(len(objs.nodes), 1), by_name=deterministic)
@@ -116,7 +122,7 @@ class Simulator:
         self.volume_changes: list[str] = []  # what the PV controller did (claims bound, PVs provisioned)
         self._time = objs.latest_timestamp
         self.profiles: dict[str, Framework] = {}
-        reg = registry if registry is not None else REGISTRY
+        reg = registry if registry is not None else registry_for(self.features)
         # buildExtenders: ignoredByScheduler resources replace NodeResourcesFit's ignoredResources.
         profiles = with_ignored_extended_resources(self.config.profiles, self.config.extenders)
         self.extenders: list[HTTPExtender] = new_http_extenders(self.config.extenders)
@@ -125,7 +131,7 @@ class Simulator:
                 handle = FrameworkHandle(
                     self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
                     binder=self._bind, deleter=self._delete, clear_nomination=self._clear_nomination,
-                    deterministic=deterministic, rng=self.rng, extenders=self.extenders,
+                    deterministic=deterministic, rng=self.rng, extenders=self.extenders, features=self.features,
                 )
                 self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle, index=index)
         except BaseException:
@@ -135,7 +141,7 @@ class Simulator:
             self.profiles, self.cache, self.nominator, deterministic=deterministic, rng=self.rng,
             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score or 0,
             set_nominated_node=self._set_nominated, clock=lambda: self._time,
-            extenders=self.extenders, bind=self._bind,
+            extenders=self.extenders, bind=self._bind, features=self.features,
         )
         self.scheduler.on_bound = self._complete_volume_bindings
         # Called with every recorded step (the CLI's progress bar); never changes a decision.
@@ -300,7 +306,7 @@ class Simulator:
             self.close()
 
     def _run(self) -> SimulationResult:
-        result = SimulationResult()
+        result = SimulationResult(oracle=self.features.oracle)
         order, result.skipped, enqueued = self._enqueue()
         self._procedure = ({p.uid for p in order}, result.skipped, {p.uid for p in enqueued})
         self._new_invariants()

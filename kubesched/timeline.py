@@ -133,7 +133,7 @@ class TimelineSimulator(Simulator):
         # which may be transient: since when, at which change count they have been failing
         # with no cluster change, and for how long such a failure is worth retrying.
         self._erring: dict[str, tuple[float, int, float]] = {}
-        self._result = TimelineResult()
+        self._result = TimelineResult(oracle=self.features.oracle)
         self._attempts: Counter[str] = Counter()
         # Pods held at Permit: their attempt and queue entry, until their binding cycle runs.
         self._in_flight: list[tuple[Attempt, QueuedPodInfo]] = []

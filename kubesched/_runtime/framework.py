@@ -61,6 +61,8 @@ class ScoreResult:
     nodes: Sequence[NodeInfo]
     totals: IntArray
     plugins: list[PluginScores] = field(default_factory=list)
+    # 1.36 NodePluginScores.Randomizer: a random tie-break only for nodes an extender scored.
+    randomizer: list[int] | None = None
 
     def as_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}

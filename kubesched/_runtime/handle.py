@@ -11,6 +11,7 @@ from kubesched._cache import Cache, Snapshot
 from kubesched._queue.nominator import QueueNominator
 from kubesched._runtime.waiting_pods import WaitingPod, WaitingPods
 from kubesched.cluster.memory import MemoryObjects
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.framework import CycleState, Extender, NodeInfo, PodInfo, Status
 from kubesched.framework.handle import ObjectLister, PodNominator
 from kubesched.objects import Node, Pod
@@ -43,7 +44,7 @@ class FrameworkHandle:
                  deleter: Callable[[Pod, str], None] | None = None,
                  clear_nomination: Callable[[Pod], None] | None = None,
                  deterministic: bool = False, rng: random.Random | None = None,
-                 extenders: Sequence[Extender] = ()) -> None:
+                 extenders: Sequence[Extender] = (), features: Features | None = None) -> None:
         self.cache = cache
         self._objects: ObjectLister = objects if objects is not None else MemoryObjects()
         self._nominator = nominator if nominator is not None else QueueNominator()
@@ -56,6 +57,7 @@ class FrameworkHandle:
         self.framework: FrameworkRunners | None = None
         self.waiting_pods = WaitingPods()
         self._extenders: tuple[Extender, ...] = tuple(extenders)
+        self._features = features if features is not None else DEFAULT_FEATURES
 
     @classmethod
     def for_nodes(cls, nodes: Sequence[Node], pods: Sequence[Pod] = (), objects: ObjectLister | None = None,
@@ -67,6 +69,10 @@ class FrameworkHandle:
             if p.node_name:
                 cache.add_pod(p)
         return cls(cache, objects, **kwargs)
+
+    @property
+    def features(self) -> Features:
+        return self._features
 
     @property
     def snapshot(self) -> Snapshot:

@@ -90,6 +90,15 @@ class DefaultPreemptionArgs:
     min_candidate_nodes_absolute: int = 100
 
 
+@dataclass(frozen=True, slots=True)
+class DynamicResourcesArgs:
+    """DynamicResourcesArgs (v1, from 1.34): how long Filter may take per node and how long
+    PreBind waits for a device's binding conditions (seconds)."""
+
+    filter_timeout: float = 10.0
+    binding_timeout: float = 600.0
+
+
 # ---- legacy (Policy-era) plugin args --------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class NodeLabelArgs:

@@ -1,4 +1,4 @@
-"""v1.30 defaults: the default plugin set, default plugin args and the plugin-set merge.
+"""Defaults by release: the default plugin set, default plugin args and the plugin-set merge.
 
 Mirrors pkg/scheduler/apis/config/v1/default_plugins.go (getDefaultPlugins, mergePlugins,
 mergePluginSet) and defaults.go (SetDefaults_KubeSchedulerConfiguration,
@@ -12,6 +12,7 @@ from typing import Any
 
 from kubesched.config.args import (
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -19,6 +20,8 @@ from kubesched.config.args import (
     PodTopologySpreadArgs,
     VolumeBindingArgs,
 )
+from kubesched.features import DEFAULT_FEATURES, Features
+
 from kubesched.config.types import (
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
@@ -56,16 +59,33 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 )
 
 DYNAMIC_RESOURCES = "DynamicResources"
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
+GANG_SCHEDULING = "GangScheduling"
+# The in-tree volume limit plugins removed from the default profile (and the registry) in 1.31.
+IN_TREE_VOLUME_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
 
 
-def default_plugins(*, dynamic_resource_allocation: bool = False) -> Plugins:
-    """getDefaultPlugins + applyFeatureGates. With the DynamicResourceAllocation gate (off by
-    default in 1.30) DynamicResources goes right before DefaultPreemption, so that an idle
-    claim is deallocated before any pod is evicted."""
+def default_plugins(features: Features | None = None, *, dynamic_resource_allocation: bool | None = None) -> Plugins:
+    """getDefaultPlugins + applyFeatureGates of ``features``' release (default: the newest).
+
+    1.30's list is DEFAULT_MULTI_POINT. Later releases drop the in-tree volume limit plugins
+    (1.31) and, with their gates, put DynamicResources (weight 2 from 1.34's GA) right before
+    DefaultPreemption, so that an idle claim is deallocated before any pod is evicted, append
+    NodeDeclaredFeatures (1.36) and GangScheduling (alpha). ``dynamic_resource_allocation``
+    overrides the DynamicResourceAllocation gate (tests of 1.30's alpha)."""
+    f = features if features is not None else DEFAULT_FEATURES
     enabled = DEFAULT_MULTI_POINT
-    if dynamic_resource_allocation:
+    if f.enabled("InTreeVolumeLimitsRemoved"):
+        enabled = tuple(p for p in enabled if p.name not in IN_TREE_VOLUME_LIMITS)
+    dra = f.enabled("DynamicResourceAllocation") if dynamic_resource_allocation is None else dynamic_resource_allocation
+    if dra:
         i = next(i for i, p in enumerate(enabled) if p.name == "DefaultPreemption")
-        enabled = enabled[:i] + (PluginRef(DYNAMIC_RESOURCES),) + enabled[i:]
+        weight = 2 if f.enabled("DynamicResourcesScoring") else 0
+        enabled = enabled[:i] + (PluginRef(DYNAMIC_RESOURCES, weight),) + enabled[i:]
+    if f.enabled("NodeDeclaredFeatures"):
+        enabled = enabled + (PluginRef(NODE_DECLARED_FEATURES),)
+    if f.enabled("GangScheduling"):
+        enabled = enabled + (PluginRef(GANG_SCHEDULING),)
     return Plugins(multi_point=PluginSet(enabled=enabled))
 
 
@@ -84,9 +104,24 @@ DEFAULT_ARGS: Mapping[str, object] = {
     "VolumeBinding": VolumeBindingArgs(),
 }
 
+# Args kinds registered in later v1 releases: kind -> (its default, the change that added it).
+LATER_DEFAULT_ARGS: Mapping[str, tuple[object, str]] = {
+    "DynamicResources": (DynamicResourcesArgs(), "DynamicResourcesArgs"),
+}
+
 # The args kinds registered in v1 (a pluginConfig for these plugins is decoded and defaulted;
 # default args are appended only for these).
 V1_ARGS_PLUGINS = frozenset(DEFAULT_ARGS)
+
+
+def default_args(features: Features | None = None) -> Mapping[str, object]:
+    """Plugin name -> default args in ``features``' release."""
+    f = features if features is not None else DEFAULT_FEATURES
+    out = dict(DEFAULT_ARGS)
+    for name, (args, change) in LATER_DEFAULT_ARGS.items():
+        if f.enabled(change):
+            out[name] = args
+    return out
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -132,13 +167,15 @@ def enabled_plugin_names(plugins: Plugins) -> list[str]:
     return sorted(names)
 
 
-def default_plugin_config(plugins: Plugins, explicit: Mapping[str, Any]) -> dict[str, Any]:
+def default_plugin_config(plugins: Plugins, explicit: Mapping[str, Any],
+                          features: Features | None = None) -> dict[str, Any]:
     """setDefaults_KubeSchedulerProfile: the explicit configs (in order), then default args
     for every enabled plugin with a v1 args kind and no explicit config, by sorted name."""
     out = dict(explicit)
+    defaults = default_args(features)
     for name in enabled_plugin_names(plugins):
-        if name not in out and name in DEFAULT_ARGS:
-            out[name] = DEFAULT_ARGS[name]
+        if name not in out and name in defaults:
+            out[name] = defaults[name]
     return out
 
 
@@ -148,22 +185,24 @@ def default_profile(
     plugins: Plugins | None = None,
     plugin_config: Mapping[str, Any] | None = None,
     percentage_of_nodes_to_score: int | None = None,
-    dynamic_resource_allocation: bool = False,
+    features: Features | None = None,
 ) -> Profile:
     """A defaulted profile: default plugins merged with ``plugins``, and ``plugin_config``
     completed with default args (args given here must already be defaulted)."""
-    merged = merge_plugins(default_plugins(dynamic_resource_allocation=dynamic_resource_allocation), plugins)
+    merged = merge_plugins(default_plugins(features), plugins)
     return Profile(
         scheduler_name=scheduler_name,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         plugins=merged,
-        plugin_config=default_plugin_config(merged, plugin_config or {}),
+        plugin_config=default_plugin_config(merged, plugin_config or {}, features),
     )
 
 
-def default_configuration(profiles: Iterable[Profile] | None = None) -> KubeSchedulerConfiguration:
-    """The configuration kube-scheduler v1.30 runs with when given no config file: one
-    ``default-scheduler`` profile with the default plugins and args, and the global defaults
-    (facts 1.5)."""
-    profs = tuple(profiles) if profiles is not None else (default_profile(),)
-    return KubeSchedulerConfiguration(profiles=profs)
+def default_configuration(profiles: Iterable[Profile] | None = None, *,
+                          features: Features | None = None) -> KubeSchedulerConfiguration:
+    """The configuration kube-scheduler of ``features``' release runs with when given no config
+    file: one ``default-scheduler`` profile with the default plugins and args, and the global
+    defaults (facts 1.5)."""
+    f = features if features is not None else DEFAULT_FEATURES
+    profs = tuple(profiles) if profiles is not None else (default_profile(features=f),)
+    return KubeSchedulerConfiguration(profiles=profs, features=f)

@@ -27,6 +27,7 @@ from kubesched.config.args import (
     DEFAULT_RESOURCES,
     SYSTEM_DEFAULTING,
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeLabelArgs,
@@ -61,6 +62,7 @@ from kubesched.config.types import (
 )
 from kubesched.config.validation import configuration_errors, plugin_args_errors, raise_errors
 from kubesched.errors import ConfigError, FieldError, utf8_error
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.objects import NodeAffinity, TopologySpreadConstraint
 from kubesched.objects.labels import parse_label_selector
 from kubesched.objects.manifests import excessive_aliasing
@@ -70,10 +72,11 @@ ARGS_GROUP = "kubescheduler.config.k8s.io"
 
 
 # ---------------------------------------------------------------- public API
-def load_config(path: str | os.PathLike[str]) -> KubeSchedulerConfiguration:
-    """Read, default and validate a KubeSchedulerConfiguration YAML/JSON file."""
+def load_config(path: str | os.PathLike[str], *, features: Features | None = None) -> KubeSchedulerConfiguration:
+    """Read, default and validate a KubeSchedulerConfiguration YAML/JSON file, with the defaults
+    and validation of ``features``' release (default: the newest supported)."""
     name = os.fspath(path)
-    return parse_config(_load_yaml(read_text(name, "configuration"), name), file=name)
+    return parse_config(_load_yaml(read_text(name, "configuration"), name), file=name, features=features)
 
 
 def read_text(name: str, what: str) -> str:
@@ -90,10 +93,10 @@ def read_text(name: str, what: str) -> str:
         raise ConfigError(f"cannot read {what}: {utf8_error(data, e)}", file=name) from None
 
 
-def parse_config(data: Any, file: str | None = None) -> KubeSchedulerConfiguration:
+def parse_config(data: Any, file: str | None = None, *, features: Features | None = None) -> KubeSchedulerConfiguration:
     """Decode (strictly), default and validate a configuration already read from YAML/JSON."""
     try:
-        config = decode_configuration(data)
+        config = decode_configuration(data, features=features)
     except FieldError as e:
         raise ConfigError(e.message, file=file, field=e.path) from None
     raise_errors(configuration_errors(config), file)
@@ -285,7 +288,7 @@ _TOP_FIELDS = (
 )  # fmt: skip
 
 
-def decode_configuration(data: Any) -> KubeSchedulerConfiguration:
+def decode_configuration(data: Any, *, features: Features | None = None) -> KubeSchedulerConfiguration:
     """Strictly decode and default (SetDefaults_KubeSchedulerConfiguration) a configuration;
     raises FieldError. Does not validate."""
     if data is None:
@@ -312,9 +315,11 @@ def decode_configuration(data: Any) -> KubeSchedulerConfiguration:
     if contention is None:
         contention = enable_profiling  # defaulted to true only when profiling is on
 
+    feats = features if features is not None else DEFAULT_FEATURES
     raw_profiles = _list(m.get("profiles"), "profiles") or [{}]
     profiles = tuple(
-        _profile(rp, f"profiles[{i}]", only_profile=len(raw_profiles) == 1) for i, rp in enumerate(raw_profiles)
+        _profile(rp, f"profiles[{i}]", only_profile=len(raw_profiles) == 1, features=feats)
+        for i, rp in enumerate(raw_profiles)
     )
     extenders = tuple(_extender(e, f"extenders[{i}]") for i, e in enumerate(_list(m.get("extenders"), "extenders")))
     return KubeSchedulerConfiguration(
@@ -329,6 +334,7 @@ def decode_configuration(data: Any) -> KubeSchedulerConfiguration:
         enable_profiling=enable_profiling,
         enable_contention_profiling=contention,
         delay_cache_until_active=_bool(m.get("delayCacheUntilActive"), "delayCacheUntilActive"),
+        features=feats,
     )
 
 
@@ -366,7 +372,7 @@ def _client_connection(raw: Any, path: str) -> ClientConnection:
 
 
 # ---------------------------------------------------------------- profiles
-def _profile(raw: Any, path: str, *, only_profile: bool) -> Profile:
+def _profile(raw: Any, path: str, *, only_profile: bool, features: Features) -> Profile:
     """A KubeSchedulerProfile, defaulted as setDefaults_KubeSchedulerProfile does."""
     m = _obj(raw, path, ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"))
     name = _opt_str(m.get("schedulerName"), f"{path}.schedulerName")
@@ -374,7 +380,7 @@ def _profile(raw: Any, path: str, *, only_profile: bool) -> Profile:
         # Only a single profile gets the default name; validation requires one otherwise.
         name = DEFAULT_SCHEDULER_NAME if only_profile else ""
     custom = _plugins(m.get("plugins"), f"{path}.plugins") if m.get("plugins") is not None else None
-    plugins = merge_plugins(default_plugins(), custom)
+    plugins = merge_plugins(default_plugins(features), custom)
     explicit: dict[str, Any] = {}
     for j, entry in enumerate(_list(m.get("pluginConfig"), f"{path}.pluginConfig")):
         p = f"{path}.pluginConfig[{j}]"
@@ -387,7 +393,7 @@ def _profile(raw: Any, path: str, *, only_profile: bool) -> Profile:
         scheduler_name=name,
         percentage_of_nodes_to_score=_opt_int(m.get("percentageOfNodesToScore"), f"{path}.percentageOfNodesToScore"),
         plugins=plugins,
-        plugin_config=default_plugin_config(plugins, explicit),
+        plugin_config=default_plugin_config(plugins, explicit, features),
     )
 
 
@@ -618,7 +624,16 @@ def _requested_to_capacity_ratio(m: Mapping[str, Any], path: str) -> RequestedTo
     )
 
 
+def _dynamic_resources(m: Mapping[str, Any], path: str) -> DynamicResourcesArgs:
+    # SetDefaults_DynamicResourcesArgs: filterTimeout 10 s, bindingTimeout 10 min.
+    return DynamicResourcesArgs(
+        filter_timeout=_duration(m.get("filterTimeout"), f.child(path, "filterTimeout"), 10.0),
+        binding_timeout=_duration(m.get("bindingTimeout"), f.child(path, "bindingTimeout"), 600.0),
+    )
+
+
 _ARGS_DECODERS: dict[str, Callable[[Mapping[str, Any], str], object]] = {
+    "DynamicResourcesArgs": _dynamic_resources,
     "DefaultPreemptionArgs": _default_preemption,
     "InterPodAffinityArgs": _inter_pod_affinity,
     "NodeAffinityArgs": _node_affinity,
@@ -633,6 +648,7 @@ _ARGS_DECODERS: dict[str, Callable[[Mapping[str, Any], str], object]] = {
 
 # v1 JSON field names of each args kind (besides apiVersion/kind).
 _ARGS_FIELDS: dict[str, tuple[str, ...]] = {
+    "DynamicResourcesArgs": ("filterTimeout", "bindingTimeout"),
     "DefaultPreemptionArgs": ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"),
     "InterPodAffinityArgs": ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"),
     "NodeAffinityArgs": ("addedAffinity",),

@@ -16,6 +16,7 @@ from typing import Any
 from kubesched.config._duration import format_seconds
 from kubesched.config.args import (
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeLabelArgs,
@@ -132,7 +133,9 @@ def _put_list(out: dict[str, Any], key: str, values: Sequence[Any]) -> None:
 def dump_plugin_args(args: Any) -> Any:
     """Typed args -> v1 mapping with apiVersion and kind; anything else is returned as is."""
     body: dict[str, Any]
-    if isinstance(args, DefaultPreemptionArgs):
+    if isinstance(args, DynamicResourcesArgs):
+        body = {"bindingTimeout": format_seconds(args.binding_timeout), "filterTimeout": format_seconds(args.filter_timeout)}
+    elif isinstance(args, DefaultPreemptionArgs):
         body = {
             "minCandidateNodesAbsolute": args.min_candidate_nodes_absolute,
             "minCandidateNodesPercentage": args.min_candidate_nodes_percentage,

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.features import DEFAULT_FEATURES, Features
+
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -211,6 +213,9 @@ class KubeSchedulerConfiguration:
     enable_profiling: bool = True
     enable_contention_profiling: bool = True
     delay_cache_until_active: bool = False
+    # The release (and --feature-gates) whose defaults filled this configuration; not a field of
+    # the file (kube-scheduler takes gates on its command line).
+    features: Features = DEFAULT_FEATURES
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile a pod with ``spec.schedulerName`` is scheduled by, if any."""

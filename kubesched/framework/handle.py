@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from kubesched.features import Features
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.status import Status
@@ -257,6 +258,12 @@ class Handle(Protocol):
     @property
     def rng(self) -> random.Random:
         """The scheduler's random source (seedable), for upstream's random choices."""
+        ...
+
+    @property
+    def features(self) -> Features:
+        """The release and feature gates in force (plugins ask ``features.enabled(NAME)``, as
+        upstream's plugins read their feature.Features at construction)."""
         ...
 
     @property

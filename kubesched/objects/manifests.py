@@ -25,6 +25,7 @@ timestamp, the controller syncing "now") and admitted like Pod documents.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -36,8 +37,10 @@ from typing import Any, Literal, NamedTuple
 import yaml
 
 from kubesched.errors import FieldError, ManifestError, utf8_error
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.objects.kinds import api_group, is_ignored_kind
 from kubesched.objects.model import (
+    Affinity,
     CSIDriver,
     CSINode,
     Namespace,
@@ -46,6 +49,8 @@ from kubesched.objects.model import (
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
+    PodAffinity,
+    PodAffinityTerm,
     PodDisruptionBudget,
     PriorityClass,
     Service,
@@ -53,7 +58,7 @@ from kubesched.objects.model import (
     Toleration,
     Workload,
 )
-from kubesched.objects.parse import PARSERS
+from kubesched.objects.parse import PARSERS, parse_pod
 from kubesched.objects.workloads import (
     CONTROLLER_KINDS,
     NEW_CONTROLLER_KINDS,
@@ -138,6 +143,8 @@ class ClusterObjects:
     sources: dict[int, Source] = field(default_factory=dict)  # id(obj) -> source
     # Latest creationTimestamp/startTime of any pod after defaulting (the trace's T).
     latest_timestamp: float = 0.0
+    # The release whose API server admitted these objects.
+    features: Features = DEFAULT_FEATURES
 
     def source_of(self, obj: object) -> Source | None:
         return self.sources.get(id(obj))
@@ -438,7 +445,7 @@ def _ignored(raw: Mapping[str, Any], file: str, index: int, kind: str, known: bo
 
 
 def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_kinds: bool = False,
-                   controllers: Controllers = "auto") -> ClusterObjects:
+                   controllers: Controllers = "auto", features: Features | None = None) -> ClusterObjects:
     """Read every manifest under ``paths``; raise ManifestError naming file, document, field.
 
     ``controllers`` chooses which workload controllers lacking pods get them:
@@ -447,8 +454,12 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     when the input shows controllers at work (a Deployment, DaemonSet, Job or CronJob, or an
     object with a controller ownerReference). Without that, a ReplicaSet, StatefulSet or RC
     only carries a selector for default topology spreading, as in the conformance corpus'
-    format; those left without their pods are listed in ``not_expanded``."""
-    objs = ClusterObjects()
+    format; those left without their pods are listed in ``not_expanded``.
+
+    ``features``: the release whose API server admits the objects (default: the newest
+    supported): which kinds and fields exist, and what admission adds."""
+    feats = features if features is not None else DEFAULT_FEATURES
+    objs = ClusterObjects(features=feats)
     # Pods and controllers in document order: where synthesized pods go.
     slots: list[tuple[Pod | Workload, Source, str]] = []
     seen: dict[tuple[str, str, str], Source] = {}
@@ -486,6 +497,8 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                                         f"unsupported kind {kind!r} (supported: {', '.join(sorted(PARSERS))}{hint})")
                 assert isinstance(kind, str)
                 parser = PARSERS[kind][1]
+                if kind == "Pod":
+                    parser = functools.partial(parse_pod, features=feats)
                 raw = _named(_without_managed_fields(raw), kind, f"{file}#{index}#{prefix}", seen, generated_names)
                 try:
                     obj = parser(raw)
@@ -591,6 +604,51 @@ def _check_priority_classes(objs: ClusterObjects) -> None:
             raise ManifestError(src.file, src.document, "value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}")
 
 
+def _merge_terms(terms: tuple[PodAffinityTerm, ...], labels: Mapping[str, str]) -> tuple[PodAffinityTerm, ...]:
+    out = []
+    for t in terms:
+        if t.label_selector is not None and (t.match_label_keys or t.mismatch_label_keys):
+            sel = t.label_selector.with_label_values(labels, t.match_label_keys, "In")
+            sel = sel.with_label_values(labels, t.mismatch_label_keys, "NotIn")
+            t = dataclasses.replace(t, label_selector=sel)
+        out.append(t)
+    return tuple(out)
+
+
+def _merge_affinity(a: PodAffinity | None, labels: Mapping[str, str]) -> PodAffinity | None:
+    if a is None:
+        return None
+    preferred = tuple(dataclasses.replace(w, term=_merge_terms((w.term,), labels)[0]) for w in a.preferred)
+    return PodAffinity(_merge_terms(a.required, labels), preferred)
+
+
+def merged_label_keys(pod: Pod, features: Features) -> dict[str, Any]:
+    """The API server's pod create (pkg/registry/core/pod/strategy.go
+    applyMatchLabelKeysAndMismatchLabelKeys, applyMatchLabelKeys): with MatchLabelKeysInPodAffinity
+    each (anti-)affinity term's ``matchLabelKeys`` become ``key In [pod's value]`` and
+    ``mismatchLabelKeys`` ``key NotIn [pod's value]`` in its labelSelector; with
+    MatchLabelKeysInPodTopologySpreadSelectorMerge a spread constraint's ``matchLabelKeys`` are
+    merged likewise. Terms without a labelSelector and labels the pod lacks are skipped.
+    Without the gates (1.30) the API server dropped the affinity fields: the scheduler never
+    reads them. Returns the Pod fields that change."""
+    changes: dict[str, Any] = {}
+    labels = pod.labels
+    aff = pod.affinity
+    if aff is not None and features.enabled("MatchLabelKeysInPodAffinity"):
+        new = Affinity(aff.node_affinity, _merge_affinity(aff.pod_affinity, labels),
+                       _merge_affinity(aff.pod_anti_affinity, labels))
+        if new != aff:
+            changes["affinity"] = new
+    tsc = pod.topology_spread_constraints
+    if tsc and features.enabled("MatchLabelKeysInPodTopologySpreadSelectorMerge"):
+        merged = tuple(dataclasses.replace(c, label_selector=c.label_selector.with_label_values(
+            labels, c.match_label_keys, "In")) if c.label_selector is not None and c.match_label_keys else c
+            for c in tsc)
+        if merged != tsc:
+            changes["topology_spread_constraints"] = merged
+    return changes
+
+
 def admit_pods(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> None:
     """The API server's admission of pods (priority from their PriorityClass, the global
     default class, the system classes; errors name the pod's file, document and field): what
@@ -657,6 +715,7 @@ def admit_pods(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]])
                 tolerations.append(Toleration(key=key, operator="Exists", effect="NoExecute", toleration_seconds=300))
         if len(tolerations) != len(pod.tolerations):
             changes["tolerations"] = tuple(tolerations)
+        changes.update(merged_label_keys(pod, objs.features))
         if meta_changes:
             meta = dataclasses.replace(meta, **meta_changes)
             changes["meta"] = meta

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from kubesched.errors import FieldError
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.objects.labels import (
     NODE_SELECTOR_OPERATORS,
     LabelSelector,
@@ -58,7 +59,7 @@ from kubesched.objects.model import (
     Workload,
 )
 from kubesched.objects.quantity import parse_quantity, scheduler_units
-from kubesched.objects.resources import compute_pod_resources
+from kubesched.objects.resources import compute_pod_resources, is_pod_level_resource
 
 Raw = Mapping[str, Any]
 
@@ -398,7 +399,7 @@ def parse_volume(raw: Any, path: str) -> Volume:
     return Volume(name=name, kind=kind, source=source)
 
 
-_RESOURCE_FIELDS = ("containers", "initContainers", "overhead")
+_RESOURCE_FIELDS = ("containers", "initContainers", "overhead", "resources")
 
 
 def _same_resources(prev: Pod, spec: Raw) -> bool:
@@ -417,14 +418,34 @@ _TOLERATIONS_CACHE: dict[bytes, tuple[Toleration, ...]] = {}
 _CACHE_SIZE = 1024
 
 
-def _pod_resources(spec: Raw) -> _PodResources:
+def _pod_level_requests(spec: Raw) -> dict[str, Fraction] | None:
+    """spec.resources (PodLevelResources): requests, defaulted from limits as a container's are."""
+    raw = spec.get("resources")
+    if raw is None:
+        return None
+    res = _map(raw, "spec.resources")
+    requests = _resource_list(res.get("requests"), "spec.resources.requests")
+    limits = _resource_list(res.get("limits"), "spec.resources.limits")
+    for k, v in limits.items():
+        requests.setdefault(k, v)
+    for k in requests:
+        if not is_pod_level_resource(k):
+            raise FieldError(f"spec.resources.requests[{k}]", f"Unsupported value: {k!r}: supported values: "
+                             f'"cpu", "hugepages-*", "memory"')
+    return requests or None
+
+
+def _pod_resources(spec: Raw, features: Features) -> _PodResources:
     """The containers, init containers, overhead and what compute_pod_resources derives from them."""
     containers = tuple(_container(c, f"spec.containers[{i}]", init=False) for i, c in enumerate(_list(spec.get("containers"), "spec.containers")))
     if not containers:
         raise FieldError("spec.containers", "Required value")
     init = tuple(_container(c, f"spec.initContainers[{i}]", init=True) for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers")))
     overhead = _resource_list(spec.get("overhead"), "spec.overhead") if spec.get("overhead") is not None else None
-    requests, nz_cpu, nz_mem, score = compute_pod_resources(containers, init, overhead)
+    # A release without PodLevelResources drops spec.resources on create (an unknown field).
+    pod_level = _pod_level_requests(spec) if features.enabled("PodLevelResources") else None
+    requests, nz_cpu, nz_mem, score = compute_pod_resources(
+        containers, init, overhead, pod_level=pod_level, sidecar_non_zero=features.enabled("SidecarAccounting"))
     return containers, init, overhead, requests, nz_cpu, nz_mem, score
 
 
@@ -449,7 +470,8 @@ def _tolerations(spec: Raw) -> tuple[Toleration, ...]:
     return tuple(parse_toleration(t, f"spec.tolerations[{i}]") for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations")))
 
 
-def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False) -> Pod:
+def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
+              features: Features | None = None) -> Pod:
     """``prev``: the same pod's previous version, when an informer sees an update. The
     containers and everything derived from them (requests, non-zero requests) are taken from
     it when the raw containers, init containers and overhead are equal to the ones it was
@@ -457,7 +479,10 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False) 
     without parsing every quantity again. ``json_decoded``: ``raw`` holds only what a JSON
     decoder makes (an informer's object); a new pod then shares them with an earlier pod of
     the same containers, or the same tolerations (:func:`_memo`): ~35 of the ~55 µs a pod of
-    the bench's template took to parse, the Fraction arithmetic of its requests mostly."""
+    the bench's template took to parse, the Fraction arithmetic of its requests mostly.
+    ``features``: the release whose API server admitted the pod and whose scheduler accounts
+    for it (pod-level resources, sidecars' non-zero requests); default the newest."""
+    feats = features if features is not None else DEFAULT_FEATURES
     meta = parse_meta(raw, namespaced=True)
     spec = _map(raw.get("spec"), "spec")
     status = _map(raw.get("status"), "status")
@@ -467,9 +492,10 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False) 
         score = prev.score_requests
     elif json_decoded:
         containers, init, overhead, requests, nz_cpu, nz_mem, score = _memo(
-            _RESOURCES_CACHE, [spec.get(k) for k in _RESOURCE_FIELDS], lambda: _pod_resources(spec))
+            _RESOURCES_CACHE, [str(feats.version), *(spec.get(k) for k in _RESOURCE_FIELDS)],
+            lambda: _pod_resources(spec, feats))
     else:
-        containers, init, overhead, requests, nz_cpu, nz_mem, score = _pod_resources(spec)
+        containers, init, overhead, requests, nz_cpu, nz_mem, score = _pod_resources(spec, feats)
     node_selector = parse_string_map(spec.get("nodeSelector"), "spec.nodeSelector") if spec.get("nodeSelector") is not None else None
     gates = []
     for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates")):

@@ -95,10 +95,37 @@ def _non_zero(reqs: Mapping[str, Fraction]) -> tuple[int, int]:
     return cpu, mem
 
 
+# component-helpers resource.IsSupportedPodLevelResource: what spec.resources may set.
+def is_pod_level_resource(name: str) -> bool:
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def _with_pod_level(reqs: ResourceList, pod_level: Mapping[str, Fraction] | None,
+                    overhead: Mapping[str, Fraction] | None) -> ResourceList:
+    """resource.PodRequests with PodLevelResources: the pod-level requests replace the
+    containers' aggregate for the resources they name (cpu, memory, hugepages); the overhead
+    is added on top of either."""
+    if not pod_level:
+        return reqs
+    out = dict(reqs)
+    if overhead is not None:  # undo the overhead pod_requests added, to re-add it after
+        for k, v in overhead.items():
+            out[k] = out.get(k, Fraction(0)) - v
+    for k, v in pod_level.items():
+        if is_pod_level_resource(k):
+            out[k] = v
+    if overhead is not None:
+        _add(out, overhead)
+    return out
+
+
 def compute_pod_resources(
     containers: tuple[Container, ...],
     init_containers: tuple[Container, ...],
     overhead: Mapping[str, Fraction] | None,
+    *,
+    pod_level: Mapping[str, Fraction] | None = None,
+    sidecar_non_zero: bool = False,
 ) -> tuple[dict[str, int], int, int, dict[str, int]]:
     """(requests, non_zero_cpu, non_zero_memory, score_requests) of a pod.
 
@@ -107,6 +134,11 @@ def compute_pod_resources(
       including its quirk that a sidecar only counts through the init-container maximum;
     - score_requests: PodRequests with missing cpu/memory defaulted per container, the pod
       side of NodeResourcesFit scoring.
+
+    ``pod_level``: spec.resources.requests (PodLevelResources, 1.34+), which replace the
+    containers' cpu/memory/hugepages sums. ``sidecar_non_zero``: 1.36's PodInfo.CalculateResource,
+    where the node-side non-zero cpu/memory is the full PodRequests with per-container
+    defaults (restartable init containers added), not 1.30's calculateResource quirk.
     """
     acc = {"cpu": 0, "mem": 0, "icpu": 0, "imem": 0}
 
@@ -119,7 +151,8 @@ def compute_pod_resources(
             acc["cpu"] += cpu
             acc["mem"] += mem
 
-    requests = pod_requests(containers, init_containers, overhead, container_fn=fn)
+    requests = _with_pod_level(pod_requests(containers, init_containers, overhead, container_fn=fn), pod_level,
+                               overhead)
     nz_cpu = max(acc["cpu"], acc["icpu"])
     nz_mem = max(acc["mem"], acc["imem"])
     if overhead is not None:
@@ -127,7 +160,11 @@ def compute_pod_resources(
             nz_cpu += scheduler_units("cpu", overhead["cpu"])
         if "memory" in overhead:
             nz_mem += scheduler_units("memory", overhead["memory"])
-    score = pod_requests(containers, init_containers, overhead, non_missing=True)
+    score = _with_pod_level(pod_requests(containers, init_containers, overhead, non_missing=True), pod_level,
+                            overhead)
+    if sidecar_non_zero or pod_level:
+        nz_cpu = scheduler_units("cpu", score["cpu"])
+        nz_mem = scheduler_units("memory", score["memory"])
     return to_units(requests), saturate(nz_cpu), saturate(nz_mem), to_units(score)
 
 

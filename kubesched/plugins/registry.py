@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.features import Features
 from kubesched.plugins import (
     defaultbinder,
     defaultpreemption,
+    dynamicresources,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
     nodelabel,
+    nodedeclaredfeatures,
     nodename,
     nodeports,
     nodepreferavoidpods,
@@ -68,3 +71,22 @@ REGISTRY: dict[str, Factory] = {
     "NodeResourcesMostAllocated": noderesources_legacy.new_most_allocated,
     "RequestedToCapacityRatio": noderesources_legacy.new_requested_to_capacity_ratio,
 }
+
+# Removed from the in-tree registry in 1.31 (the in-tree volume limits moved to CSI limits).
+_REMOVED_IN_TREE_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits")
+
+
+def registry_for(features: Features) -> dict[str, Factory]:
+    """NewInTreeRegistry of ``features``' release: 1.30's registry without the in-tree volume
+    limit plugins once they were removed, with DynamicResources where its gate is on (it
+    implements resource.k8s.io/v1, so only from that API's release) and NodeDeclaredFeatures
+    where its gate is on."""
+    reg = dict(REGISTRY)
+    if features.enabled("InTreeVolumeLimitsRemoved"):
+        for name in _REMOVED_IN_TREE_LIMITS:
+            reg.pop(name, None)
+    if features.enabled("DynamicResourceAllocation") and features.enabled("DynamicResourcesScoring"):
+        reg[dynamicresources.NAME] = dynamicresources.new
+    if features.enabled("NodeDeclaredFeatures"):
+        reg[nodedeclaredfeatures.NAME] = nodedeclaredfeatures.new
+    return reg

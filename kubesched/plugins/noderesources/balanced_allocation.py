@@ -1,18 +1,24 @@
 """NodeResourcesBalancedAllocation: favours nodes whose resource utilizations (after placing
 the pod) are close to each other (PreScore/Score, no NormalizeScore).
 
-Mirrors noderesources/balanced_allocation.go (v1.30: never Skips; the best-effort-pod Skip
-came later) with balancedResourceScorer. Unlike NodeResourcesFit scoring it uses the node's
-Requested (not NonZeroRequested) and the pod's plain PodRequests, without defaults.
+Mirrors noderesources/balanced_allocation.go with balancedResourceScorer. Unlike
+NodeResourcesFit scoring it uses the node's Requested (not NonZeroRequested) and the pod's plain
+PodRequests, without defaults. v1.30 never Skips and scores the balance with the pod; 1.36
+(change BalancedAllocationDelta) Skips best-effort pods (every configured request 0) and scores
+the *change* of balance: 50 + (50 + balance(with pod) - balance(without)) / 2.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, overload
+
+import numpy as np
 
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from kubesched.errors import ConfigError, PluginError
-from kubesched.framework import CycleState, Handle, NodeInfo, NodeTable, StateKey, Status
+from kubesched.features import DEFAULT_FEATURES
+from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NodeTable, StateKey, Status
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod
 from kubesched.plugins.noderesources.resource_allocation import (
@@ -47,9 +53,15 @@ class BalancedAllocation:
         self.args = args
         # Weights are validated but unused by the std formula, exactly as upstream.
         self.resources: tuple[ResourceSpec, ...] = tuple(args.resources)
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._delta = features.enabled("BalancedAllocationDelta")
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(_PRE_SCORE_KEY, PreScoreState(pod_resource_request_list(pod, self.resources, True)))
+        requests = pod_resource_request_list(pod, self.resources, True)
+        if self._delta and not any(requests):
+            # isBestEffortPod: scoring them would pile best-effort pods onto one node.
+            return Status.skip()
+        state.write(_PRE_SCORE_KEY, PreScoreState(requests))
         return None
 
     def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
@@ -61,15 +73,42 @@ class BalancedAllocation:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         if not self.resources:
             raise PluginError("resources not found")
-        requested, allocatable = node_vectors(node_info, self.resources, self._pod_requests(state, pod), True)
-        return balanced_score(requested, allocatable)
+        pod_requests = self._pod_requests(state, pod)
+        if self._delta and not any(pod_requests):
+            return 0
+        requested, allocatable = node_vectors(node_info, self.resources, pod_requests, True)
+        with_pod = balanced_score(requested, allocatable)
+        if not self._delta:
+            return with_pod
+        allocated = [r - p if a else 0 for r, p, a in zip(requested, pod_requests, allocatable, strict=True)]
+        return delta_score(with_pod, balanced_score(allocated, allocatable))
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
         if not self.resources:
             raise PluginError("resources not found")
+        pod_requests = self._pod_requests(state, pod)
+        if self._delta and not any(pod_requests):
+            return np.zeros(len(rows), np.int64)
         sel = RowSelection(table, rows)
-        vectors = table_vectors(table, sel, self.resources, self._pod_requests(state, pod), True)
-        return sel.result(balanced_score_arrays(vectors, sel.size))
+        vectors = table_vectors(table, sel, self.resources, pod_requests, True)
+        with_pod = balanced_score_arrays(vectors, sel.size)
+        if not self._delta:
+            return sel.result(with_pod)
+        without = [None if v is None else (v[0], v[1] - p) for v, p in zip(vectors, pod_requests, strict=True)]
+        return sel.result(delta_score(with_pod, balanced_score_arrays(without, sel.size)))
+
+
+_HALF = MAX_NODE_SCORE // 2
+
+
+@overload
+def delta_score(with_pod: int, without: int) -> int: ...
+@overload
+def delta_score(with_pod: IntArray, without: IntArray) -> IntArray: ...
+def delta_score(with_pod: Any, without: Any) -> Any:
+    """1.36 balancedResourceScorer: MaxNodeScore/2 + (MaxNodeScore/2 + with - without) / 2, in
+    [50, 100] (Go's integer division; the dividend is never negative)."""
+    return _HALF + (_HALF + with_pod - without) // 2
 
 
 def new_balanced_allocation(args: object, handle: Handle) -> BalancedAllocation:

@@ -23,6 +23,7 @@ from kubesched.config.args import (
     UtilizationShapePoint,
 )
 from kubesched.errors import ConfigError, PluginError
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
     ActionType,
@@ -39,7 +40,7 @@ from kubesched.framework import (
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
-from kubesched.plugins.helpers.resourcefit import ResourceFit
+from kubesched.plugins.helpers.resourcefit import PODS, ResourceFit
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION
 from kubesched.plugins.noderesources.resource_allocation import (
     LeastAllocatedScorer,
@@ -209,6 +210,8 @@ class Fit:
         self.resources: tuple[ResourceSpec, ...] = tuple(args.scoring_strategy.resources)
         self.scorer = _make_scorer(args)
         self._resource_fits: dict[PodResourceRequest, ResourceFit] = {}
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._oversize_unresolvable = features.enabled("UnresolvableOversize")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Pod/Update only with InPlacePodVerticalScaling (off in v1.30).
@@ -253,43 +256,53 @@ class Fit:
         insufficient = fits_request(req, node_info, self.ignored_resources, self.ignored_resource_groups)
         if not insufficient:
             return None
-        return Status.unschedulable(*(r.reason for r in insufficient))
+        reasons = tuple(r.reason for r in insufficient)
+        if self._oversize_unresolvable and any(r.resource_name != PODS and r.requested > r.capacity
+                                               for r in insufficient):
+            # 1.36 fitsRequest: no eviction can make room for more than the node has.
+            return Status.unresolvable(*reasons)
+        return Status.unschedulable(*reasons)
 
     def _shortfalls(self, state: CycleState, table: NodeTable,
-                    sel: RowSelection) -> tuple[list[str], list[BoolArray]]:
+                    sel: RowSelection) -> tuple[list[str], list[BoolArray], BoolArray | None]:
         """fitsRequest's checks over the selected rows, in its order (pods, cpu, memory,
         ephemeral-storage, then the pod's scalar resources): each check's reason and the rows
-        it rejects. The one computation behind filter_batch and filter_batch_status."""
+        it rejects, and (1.36) the rows where some request exceeds the allocatable itself.
+        The one computation behind filter_batch and filter_batch_status."""
         req = state.get(_PRE_FILTER_KEY)
         if req is None:
             raise PluginError(_MISSING_PRE_FILTER_STATE)
         reasons = [REASON_TOO_MANY_PODS]
         short = [sel.take(table.pod_count) >= sel.take(table.alloc_pods)]  # n_pods + 1 > allowed
+        over: BoolArray | None = None
+
+        def check(reason: str, q: int, alloc: IntArray, used: IntArray | None) -> None:
+            nonlocal over
+            reasons.append(reason)
+            short.append(q > (alloc - used if used is not None else alloc))
+            if self._oversize_unresolvable:
+                over = q > alloc if over is None else over | (q > alloc)
+
         if not req.is_empty():
             if req.milli_cpu > 0:
-                reasons.append("Insufficient cpu")
-                short.append(req.milli_cpu > sel.take(table.alloc_cpu) - sel.take(table.req_cpu))
+                check("Insufficient cpu", req.milli_cpu, sel.take(table.alloc_cpu), sel.take(table.req_cpu))
             if req.memory > 0:
-                reasons.append("Insufficient memory")
-                short.append(req.memory > sel.take(table.alloc_mem) - sel.take(table.req_mem))
+                check("Insufficient memory", req.memory, sel.take(table.alloc_mem), sel.take(table.req_mem))
             if req.ephemeral_storage > 0:
-                reasons.append("Insufficient ephemeral-storage")
-                short.append(req.ephemeral_storage > sel.take(table.alloc_eph) - sel.take(table.req_eph))
+                check("Insufficient ephemeral-storage", req.ephemeral_storage, sel.take(table.alloc_eph),
+                      sel.take(table.req_eph))
             for name, q in req.scalar:
                 if q == 0 or _is_ignored(name, self.ignored_resources, self.ignored_resource_groups):
                     continue
                 alloc_col = table.scalar_alloc.get(name)
                 req_col = table.scalar_req.get(name)
-                free = sel.take(alloc_col) if alloc_col is not None else np.zeros(sel.size, np.int64)
-                if req_col is not None:
-                    free = free - sel.take(req_col)
-                reasons.append(f"Insufficient {name}")
-                short.append(q > free)
-        return reasons, short
+                alloc = sel.take(alloc_col) if alloc_col is not None else np.zeros(sel.size, np.int64)
+                check(f"Insufficient {name}", q, alloc, sel.take(req_col) if req_col is not None else None)
+        return reasons, short, over
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
         sel = RowSelection(table, rows)
-        _, short = self._shortfalls(state, table, sel)
+        _, short, _ = self._shortfalls(state, table, sel)
         ok: BoolArray = ~np.logical_or.reduce(short) if len(short) > 1 else ~short[0]
         return ok[rows] if sel.full else ok
 
@@ -300,9 +313,14 @@ class Fit:
         Unschedulable status with fitsRequest's reasons. Saves the per-node Filter on every
         rejected node, which the scheduler needs for the diagnosis."""
         sel = RowSelection(table, rows)
-        reasons, short = self._shortfalls(state, table, sel)
+        reasons, short, over = self._shortfalls(state, table, sel)
         if len(rows) == 0:
             return np.zeros(0, np.int64), [None]
+        n_reasons = len(reasons)
+        if over is not None:
+            # One more flag: the set is Unresolvable where a request exceeds the allocatable
+            # (it is only ever set together with the check it fails).
+            short = [*short, over]
         # One code per distinct set of insufficient resources (a bit per reason while they fit
         # in an int64, else a row of the boolean matrix); the empty set (fits) is code 0.
         if len(short) < 63:
@@ -312,7 +330,7 @@ class Fit:
             if sel.full:
                 bits = bits[rows]
             uniq, inverse = np.unique(bits, return_inverse=True)
-            sets = [[bool(u >> b & 1) for b in range(len(reasons))] for u in uniq.tolist()]
+            sets = [[bool(u >> b & 1) for b in range(len(short))] for u in uniq.tolist()]
         else:
             matrix = np.stack(short, axis=1)
             if sel.full:
@@ -323,7 +341,9 @@ class Fit:
         statuses: list[Status | None] = [None]
         offset = 0 if not any(sets[0]) else 1
         for flags in sets[1 - offset:]:
-            statuses.append(Status.unschedulable(*(r for r, short_of in zip(reasons, flags, strict=True) if short_of)))
+            failed = tuple(r for r, short_of in zip(reasons, flags[:n_reasons], strict=True) if short_of)
+            oversize = len(flags) > n_reasons and bool(flags[n_reasons])
+            statuses.append(Status.unresolvable(*failed) if oversize else Status.unschedulable(*failed))
         codes: IntArray = inverse + offset
         return codes, statuses
 

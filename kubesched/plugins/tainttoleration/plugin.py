@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
     MAX_NODE_SCORE,
@@ -32,6 +33,8 @@ from kubesched.plugins.helpers.taints import find_untolerated_taint
 
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had taints that the pod didn't tolerate"
+# 1.36 Filter: one reason for every untolerated taint (a single FailedScheduling bucket).
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 _PRE_SCORE_KEY: StateKey[tuple[Toleration, ...]] = StateKey("PreScore" + NAME)
 _TABLE_KEY = NAME
 
@@ -75,6 +78,8 @@ class TaintToleration:
 
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._generic_reason = features.enabled("GenericTaintReason")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
@@ -90,6 +95,8 @@ class TaintToleration:
         taint = find_untolerated_taint(node.taints, pod.tolerations)
         if taint is None:
             return None
+        if self._generic_reason:
+            return Status.unresolvable(ERR_REASON_UNTOLERATED)
         return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:

@@ -49,6 +49,8 @@ from kubesched.plugins.helpers.volumes import (
 
 # ConflictReasons, in the order FindPodVolumes appends them.
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+# 1.36 binder.go ErrReasonNodeConflict.
+ERR_REASON_NODE_CONFLICT_136 = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -251,8 +253,9 @@ def match_topology_selector_terms(terms: tuple[TopologySelectorTerm, ...], label
 class VolumeBinder:
     """volumeBinder over the cluster's object listers."""
 
-    def __init__(self, objects: ObjectLister) -> None:
+    def __init__(self, objects: ObjectLister, *, node_conflict_reason: str = ERR_REASON_NODE_CONFLICT) -> None:
         self.objects = objects
+        self.node_conflict_reason = node_conflict_reason
         self.pv_cache: AssumeCache[str, PersistentVolume] = AssumeCache(objects.pv)
         self.pvc_cache: AssumeCache[tuple[str, str], PersistentVolumeClaim] = AssumeCache(
             lambda key: objects.pvc(key[0], key[1]))
@@ -434,7 +437,7 @@ class VolumeBinder:
                     unbound_satisfied, sufficient_storage, dynamic = self.check_volume_provisions(to_provision, node)
         reasons: list[str] = []
         if not bound_satisfied:
-            reasons.append(ERR_REASON_NODE_CONFLICT)
+            reasons.append(self.node_conflict_reason)
         if not unbound_satisfied:
             reasons.append(ERR_REASON_BIND_CONFLICT)
         if not sufficient_storage:

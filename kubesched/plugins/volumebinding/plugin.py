@@ -42,6 +42,8 @@ from kubesched.plugins.helpers.volumes import (
     volume_is_for_pod,
 )
 from kubesched.plugins.volumebinding.binder import (
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NODE_CONFLICT_136,
     BinderError,
     PodVolumeClaims,
     PodVolumes,
@@ -111,7 +113,8 @@ class VolumeBinding:
         if self.args.bind_timeout_seconds < 0:
             raise ConfigError(f"Invalid value: {self.args.bind_timeout_seconds}: invalid BindTimeoutSeconds, "
                               "should not be a negative value", field="bindTimeoutSeconds")
-        self.binder = VolumeBinder(handle.objects)
+        self.binder = VolumeBinder(handle.objects, node_conflict_reason=(
+            ERR_REASON_NODE_CONFLICT_136 if handle.features.enabled("VolumeReasons136") else ERR_REASON_NODE_CONFLICT))
         self.scorer: VolumeCapacityScorer | None = None
         if enable_volume_capacity_priority:
             self.scorer = VolumeCapacityScorer(self.args.shape or DEFAULT_SHAPE)

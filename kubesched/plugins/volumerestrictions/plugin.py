@@ -33,6 +33,10 @@ ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 )
+# 1.36 volume_restrictions.go ErrReasonReadWriteOncePodConflict.
+ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136 = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 
 # Volume sources whose conflicts this plugin checks (needsRestrictionsCheck).
 _RESTRICTED_KINDS = frozenset(("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi"))
@@ -134,6 +138,8 @@ class VolumeRestrictions:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self._rwop_reason = (ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136 if handle.features.enabled("VolumeReasons136")
+                             else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -212,7 +218,7 @@ class VolumeRestrictions:
         if s is None:
             return Status.as_error(f'cannot read "{PRE_FILTER_STATE_KEY_NAME}" from cycleState')
         if s.conflicting_pvc_ref_count > 0:
-            return Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+            return Status.unschedulable(self._rwop_reason)
         return None
 
 
