@@ -68,7 +68,8 @@ from kubesched.framework import Extender, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Node, ObjectMeta, Pod, PodDisruptionBudget, Service
 from kubesched.objects import Workload as WorkloadObject
 from kubesched.objects.parse import parse_namespace, parse_node, parse_pdb, parse_pod, parse_service, parse_workload
-from kubesched.plugins.registry import REGISTRY
+from kubesched.features import DEFAULT_FEATURES, FEATURES_1_30, Features
+from kubesched.plugins.registry import registry_for
 from kubesched.scheduler import Scheduler
 from kubesched.timeline import TimelineSimulator
 
@@ -305,6 +306,18 @@ def large_cpu_pods(n: int, prefix: str = "large-cpu-pod", start: int = 0) -> lis
     return _pods({"containers": containers}, {}, n, prefix, "default", start=start)
 
 
+def oversize_message(num_nodes: int, features: Features) -> str:
+    """The FailedScheduling message of a pod requesting more cpu than any node has. DefaultPreemption
+    runs too: in 1.30 it finds no victims (nothing has a lower priority than these priority-0
+    pods); in 1.36 the request exceeds every node's allocatable, so no node is a candidate, and
+    DynamicResources' PostFilter speaks first."""
+    if features.enabled("UnresolvableOversize"):
+        return (f"0/{num_nodes} nodes are available: {num_nodes} Insufficient cpu. no new claims to deallocate, "
+                f"preemption: 0/{num_nodes} nodes are available: {num_nodes} Preemption is not helpful for scheduling.")
+    return (f"0/{num_nodes} nodes are available: {num_nodes} Insufficient cpu. preemption: 0/{num_nodes} nodes "
+            f"are available: {num_nodes} No preemption victims found for incoming pod.")
+
+
 def _setup_unschedulable(num_nodes: int, num_pods: int, num_init: int) -> Setup:
     nodes = basic_nodes(num_nodes)
     n_large = num_pods // UNSCHEDULABLE_SHARE
@@ -317,9 +330,7 @@ def _setup_unschedulable(num_nodes: int, num_pods: int, num_init: int) -> Setup:
             measured.append(large[k])
         else:
             measured.append(plain[i - min(k + 1, n_large)])
-    # DefaultPreemption runs too: nothing has a lower priority than these priority-0 pods.
-    message = (f"0/{num_nodes} nodes are available: {num_nodes} Insufficient cpu. preemption: 0/{num_nodes} nodes "
-               f"are available: {num_nodes} No preemption victims found for incoming pod.")
+    message = oversize_message(num_nodes, FEATURES_1_30)
     running = bind_spread(basic_pods(num_init, "init-pod"), nodes) if num_init else []
     return Setup(nodes, running, measured, unschedulable={p.key: message for p in large})
 
@@ -473,20 +484,21 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
 
 
 def default_scheduler(cache: Cache, objects: MemoryObjects, nominator: QueueNominator, rng: random.Random,
-                      extenders: Sequence[Extender] = ()) -> Scheduler:
+                      extenders: Sequence[Extender] = (), features: Features | None = None) -> Scheduler:
     """The scheduling cycle of the default configuration's profile over ``cache`` (the
-    in-memory benches schedule pods one by one through it)."""
-    cfg = default_configuration()
+    in-memory benches schedule pods one by one through it), as ``features``' release decides."""
+    f = features if features is not None else DEFAULT_FEATURES
+    cfg = default_configuration(features=f)
     profile = cfg.profiles[0]
     handle = FrameworkHandle(cache, objects, nominator, profile_name=profile.scheduler_name, rng=rng,
-                             extenders=extenders)
-    fwk = build_framework(profile, REGISTRY, handle)
+                             extenders=extenders, features=f)
+    fwk = build_framework(profile, registry_for(f), handle)
     return Scheduler({profile.scheduler_name: fwk}, cache, nominator, rng=rng, extenders=extenders,
-                     percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0)
+                     percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0, features=f)
 
 
 def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None = None, *,
-              init_pods: int | None = None, seed: int = 1) -> BenchResult:
+              init_pods: int | None = None, seed: int = 1, features: Features | None = None) -> BenchResult:
     """Build the workload, bind its running pods, then schedule the measured pods one by one."""
     w = WORKLOADS.get(workload)
     if w is None:
@@ -497,7 +509,11 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
     if num_nodes < 1 or num_pods < 0 or num_init < 0:
         raise KubeschedError(f"want at least one node and no negative pod count, got nodes={num_nodes} "
                              f"pods={num_pods} init pods={num_init}")
+    features = features if features is not None else DEFAULT_FEATURES
     setup = w.setup(num_nodes, num_pods, num_init)
+    if setup.unschedulable and workload == "unschedulable":
+        message = oversize_message(num_nodes, features)
+        setup = dataclasses.replace(setup, unschedulable={k: message for k in setup.unschedulable})
     cache = Cache(num_nodes)
     cache.add_nodes(setup.nodes)
     for p in setup.running:
@@ -508,7 +524,7 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
                   for ns in ("default", *setup.namespaces)]
     objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces, services=setup.services,
                             workloads=setup.workloads)
-    sched = default_scheduler(cache, objects, nominator, rng)
+    sched = default_scheduler(cache, objects, nominator, rng, features=features)
     latencies: list[float] = []
     placed: dict[str, str] = {}
     problems: list[str] = []
@@ -867,7 +883,8 @@ def protect_every_other_node(running: list[Pod]) -> tuple[list[Pod], list[PodDis
 
 
 def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None = None, *,
-                         init_pods: int | None = None, seed: int = 1, pdbs: bool = False) -> PreemptionBenchResult:
+                         init_pods: int | None = None, seed: int = 1, pdbs: bool = False,
+                         features: Features | None = None) -> PreemptionBenchResult:
     """PreemptionBasic: bind the low-priority pods, then run the queue until every
     high-priority pod is bound or nothing can change; check that each one was bound (after
     its victims were deleted), that every victim was a low-priority pod and no node is over
@@ -884,7 +901,8 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
         running, budgets = protect_every_other_node(running)
     measured = high_priority_pods(num_pods)
     latest = max((p.meta.creation_timestamp or 0.0 for p in (*running, *measured)), default=0.0)
-    objs = ClusterObjects(nodes=nodes, pods=[*running, *measured], pdbs=budgets, latest_timestamp=latest)
+    objs = ClusterObjects(nodes=nodes, pods=[*running, *measured], pdbs=budgets, latest_timestamp=latest,
+                          features=features if features is not None else DEFAULT_FEATURES)
     sim = _TimedTimeline(objs, seed=seed)
     clock = time.perf_counter
     start = clock()

@@ -25,8 +25,8 @@ from kubesched._queue.nominated_rows import NominatedRows
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import ApiError, KubeschedError
-from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.extender import ExtenderScores, run_bind_extenders, run_filter_extenders, run_prioritize_extenders
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.framework import (
     NOMINATING_OVERRIDE,
     PODS_TO_ACTIVATE_KEY,
@@ -194,34 +194,46 @@ class ScheduleError(KubeschedError):
     """An Error status during a cycle (a plugin failed, not a pod that does not fit)."""
 
 
-def heap_root(scores: Sequence[int], randomizer: Sequence[int] | None = None) -> int:
+def heap_root(scores: Sequence[int] | IntArray, randomizer: Sequence[int] | None = None) -> int:
     """1.36 selectHost: the index Go's ``heap.Init`` puts at the root of the feasible nodes'
     priority list (in the order they were found), which ``heap.Pop`` returns. ``Less(i, j)`` is
     a higher total, then a higher Randomizer (set only on nodes an extender scored; 0 otherwise),
-    so among equal top scores the winner depends on the list's order, exactly as container/heap's
-    sift-down moves it. Mirrors container/heap.Init and down."""
-    n = len(scores)
-    key = [(s, randomizer[i] if randomizer is not None else 0) for i, s in enumerate(scores)]
-    h = list(range(n))
+    so among equal top scores the winner depends on the list's order as container/heap's
+    sift-down moves it (container/heap.Init and down).
 
-    def down(i0: int) -> None:
-        i = i0
-        while True:
-            j1 = 2 * i + 1
-            if j1 >= n:
-                return
-            j = j1
-            j2 = j1 + 1
-            if j2 < n and key[h[j2]] > key[h[j1]]:
-                j = j2
-            if not key[h[j]] > key[h[i]]:
-                return
-            h[i], h[j] = h[j], h[i]
-            i = j
+    Init sifts down every internal node, last first; nothing touches a subtree between its
+    root's sift-down and its parent's, so right after node i's sift-down i holds its own element
+    unless the larger child (the left one on ties) holds a strictly greater one, then that
+    child's. The root ends with a top element; following that rule from the root, a node holding
+    a top element keeps it, else the left child wins when its subtree has a top element (the
+    right child's is never strictly greater), else the right child: one path down, O(log² n)."""
+    key = np.asarray(scores, np.int64)
+    if randomizer is not None:
+        rnd = np.asarray(randomizer, np.int64)
+        top_total = key == key.max()
+        key = np.where(top_total, rnd - rnd[top_total].min() + 1, 0)  # only the top totals compete
+    n = len(key)
+    top = key.max()
+    if key[0] == top:  # the first node found holds a top total: nothing climbs over it
+        return 0
+    tops = np.flatnonzero(key == top)
+    if len(tops) == 1:
+        return int(tops[0])
 
-    for i in range(n // 2 - 1, -1, -1):
-        down(i)
-    return h[0]
+    def subtree_has_top(i: int) -> bool:
+        lo = hi = i
+        while lo < n:
+            k = int(np.searchsorted(tops, lo))
+            if k < len(tops) and tops[k] <= hi:
+                return True
+            lo, hi = 2 * lo + 1, 2 * hi + 2
+        return False
+
+    i = 0
+    while key[i] != top:
+        left = 2 * i + 1
+        i = left if subtree_has_top(left) else left + 1
+    return i
 
 
 class Scheduler:
@@ -723,7 +735,7 @@ class Scheduler:
         if len(ties) == 1:
             return result.nodes[int(ties[0])]
         if self._heap_select:
-            return result.nodes[heap_root(totals.tolist(), result.randomizer)]
+            return result.nodes[heap_root(totals, result.randomizer)]
         if self.deterministic:
             nodes = result.nodes
             return min((nodes[i] for i in ties.tolist()), key=_NAME)

@@ -26,9 +26,9 @@ from kubesched.cluster.pvcontroller import complete_volume_bindings
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.errors import ApiError
 from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
+from kubesched.features import Features
 from kubesched.framework import CycleState, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod
-from kubesched.features import Features
 from kubesched.plugins.registry import Factory, registry_for
 from kubesched.plugins.volumebinding import pending_volume_bindings
 from kubesched.scheduler import EXTENDER_SCORE_PREFIX, Attempt, Scheduler

@@ -31,6 +31,7 @@ from typing import Any
 from kubesched._queue import FakeClock, SchedulingQueue, events, events_by_plugin_of
 from kubesched._runtime.scavenger import Scavenger
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.features import Features
 from kubesched.framework import ClusterEvent, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Pod, PodCondition
 from kubesched.plugins.registry import Factory
@@ -105,9 +106,9 @@ class TimelineSimulator(Simulator):
     def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
                  seed: int | None = None, registry: Mapping[str, Factory] | None = None,
                  deterministic: bool = False, max_attempts: int = MAX_ATTEMPTS_PER_POD,
-                 check_invariants: bool | None = None) -> None:
+                 check_invariants: bool | None = None, features: Features | None = None) -> None:
         super().__init__(objs, config, deterministic=deterministic, seed=seed, registry=registry,
-                         check_invariants=check_invariants)
+                         check_invariants=check_invariants, features=features)
         self.max_attempts = max_attempts
         self._gave_up: dict[str, str] = {}  # pod key -> last message, for pods no longer retried
         pending_ts = [p.meta.creation_timestamp or 0.0 for p in objs.pods if not p.node_name]

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubesched.errors import PluginError
+from kubesched.features import DEFAULT_FEATURES, Features
 
 Factory = Callable[[Any, Any], Any]
 
@@ -51,10 +52,11 @@ class Registry(Mapping[str, Factory]):
         return len(self._factories)
 
 
-def in_tree_registry() -> Registry:
-    from kubesched.plugins.registry import REGISTRY
+def in_tree_registry(features: Features | None = None) -> Registry:
+    """The in-tree plugins of ``features``' release (default: the newest supported)."""
+    from kubesched.plugins.registry import registry_for
 
-    return Registry(REGISTRY)
+    return Registry(registry_for(features if features is not None else DEFAULT_FEATURES))
 
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
@@ -150,9 +152,10 @@ def out_of_tree_registry(specs: tuple[str, ...] | list[str] = (), *, entry_point
     return reg
 
 
-def full_registry(specs: tuple[str, ...] | list[str] = (), *, entry_points: bool = True) -> Registry:
+def full_registry(specs: tuple[str, ...] | list[str] = (), *, entry_points: bool = True,
+                  features: Features | None = None) -> Registry:
     """In-tree plugins merged with out-of-tree ones (duplicates are errors)."""
-    reg = in_tree_registry()
+    reg = in_tree_registry(features)
     extra = out_of_tree_registry(specs, entry_points=entry_points)
     for name in extra:
         if name in reg:

@@ -32,6 +32,27 @@ def _leader_election_options(fn: F) -> F:
     return leader_election_options(fn)
 
 
+def version_options(fn: F) -> F:
+    """``--kube-version`` and ``--feature-gates``, as every deciding command takes them."""
+    fn = click.option("--feature-gates", "feature_gates", multiple=True, metavar="NAME=BOOL,...",
+                      help="kube-scheduler's --feature-gates: override the release's gate defaults (repeatable).")(fn)
+    return click.option("--kube-version", "kube_version", default=None, metavar="1.30|1.36",
+                        help="Which kube-scheduler release decides (its default profile, plugins, reasons, queue and "
+                             "the API server's admission). Default: 1.36.")(fn)
+
+
+def features_option(kube_version: str | None, feature_gates: tuple[str, ...] = ()) -> Any:
+    """The Features of the command line's --kube-version and --feature-gates."""
+    from kubesched.features import features_for
+
+    return features_for(kube_version, feature_gates)
+
+
+def semantics(features: Any) -> dict[str, Any]:
+    """What ``-o json`` says about who decided: the oracle release and the gates set."""
+    return {"oracle": features.oracle, **features.describe()}
+
+
 def _fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
@@ -62,7 +83,7 @@ def main() -> None:
         startup_done()
 
 
-def _load_config(config: str | None, policy: str | None = None) -> Any:
+def _load_config(config: str | None, policy: str | None = None, features: Any = None) -> Any:
     from kubesched.config import default_configuration, load_config
 
     if config and policy:
@@ -71,7 +92,7 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
         from kubesched.config.policy import load_policy
 
         return load_policy(policy)
-    return load_config(config) if config else default_configuration()
+    return load_config(config, features=features) if config else default_configuration(features=features)
 
 
 @main.command()
@@ -110,11 +131,13 @@ def _load_config(config: str | None, policy: str | None = None) -> Any:
 @click.option("--report", "report", type=click.Path(), metavar="OUT.html",
               help="Also write a self-contained HTML report: node utilisation before and after, placements, "
                    "preemptions, and each attempt's node x plugin table.")
+@version_options
 @_guard
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
              timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str | None = None,
-             explain_only: bool = False, all_filters: bool = False, quiet: bool = False, report: str | None = None) -> None:
+             explain_only: bool = False, all_filters: bool = False, quiet: bool = False, report: str | None = None,
+             kube_version: str | None = None, feature_gates: tuple[str, ...] = ()) -> None:
     """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
     the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
     from kubesched._runtime.registry import full_registry
@@ -131,12 +154,13 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
                                f"--deterministic for the what-if")
     if controllers is None:
         controllers = "none" if deterministic and not explain_only else "auto"
-    registry = full_registry(plugins)
-    cfg = _load_config(config, policy)
+    features = features_option(kube_version, feature_gates)
+    registry = full_registry(plugins, features=features)
+    cfg = _load_config(config, policy, features)
     objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
-                          controllers=cast(Controllers, controllers))
-    sim = (Simulator(objs, cfg, deterministic=True, seed=seed, registry=registry) if deterministic
-           else TimelineSimulator(objs, cfg, seed=seed, registry=registry))
+                          controllers=cast(Controllers, controllers), features=features)
+    sim = (Simulator(objs, cfg, deterministic=True, seed=seed, registry=registry, features=features) if deterministic
+           else TimelineSimulator(objs, cfg, seed=seed, registry=registry, features=features))
     if explain is not None and all_filters:
         explained = explain if "/" in explain else f"default/{explain}"
         sim.scheduler.all_filters_for = lambda p: p.key == explained
@@ -165,6 +189,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             return
     if output == "json":
         out: dict[str, Any] = {
+            "semantics": semantics(features),
             "placements": result.final,
             "unschedulable": {k: s.attempt.message for k, s in last.items() if s.attempt.outcome != "Scheduled"},
             "preempted": result.deleted,
@@ -196,7 +221,8 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     console = Console()
     for line in load_summary(objs):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    table = Table(title=f"kubesched simulate: {len(objs.nodes)} nodes, {len(last)} pods scheduled or attempted")
+    table = Table(title=f"kubesched simulate: {len(objs.nodes)} nodes, {len(last)} pods scheduled or attempted "
+                        f"(decided as {features.oracle})")
     table.add_column("pod")
     table.add_column("node")
     table.add_column("reason / note", overflow="fold")
@@ -294,9 +320,11 @@ def load_summary(objs: Any) -> list[str]:
                    "framework's former runAllFilters), so the table shows each reason a node is out. The decision "
                    "itself stays kube-scheduler's.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@version_options
 @click.pass_context
 def explain_command(ctx: click.Context, pod: str, paths: tuple[str, ...], config: str | None, policy: str | None,
-                    plugins: tuple[str, ...], timeline_mode: bool, output: str, all_filters: bool = False) -> None:
+                    plugins: tuple[str, ...], timeline_mode: bool, output: str, all_filters: bool = False,
+                    kube_version: str | None = None, feature_gates: tuple[str, ...] = ()) -> None:
     """Why POD goes where it goes: every node x plugin (filter verdict and reason, weighted
     scores, total) for each of its scheduling attempts in a simulation of PATHS.
 
@@ -304,7 +332,7 @@ def explain_command(ctx: click.Context, pod: str, paths: tuple[str, ...], config
     the placement table."""
     ctx.invoke(simulate, paths=paths, config=config, policy=policy, plugins=plugins, explain=pod,
                deterministic=not timeline_mode, seed=None, trace=None, output=output, timeline=False,
-               explain_only=True, all_filters=all_filters)
+               explain_only=True, all_filters=all_filters, kube_version=kube_version, feature_gates=feature_gates)
 
 
 def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> None:
@@ -324,7 +352,7 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
                 data["allFilters"] = {n: [{"plugin": st.plugin, "reasons": list(st.reasons)} for st in sts]
                                       for n, sts in sorted(s.attempt.all_filters.items())}
             attempts.append(data)
-        click.echo(json.dumps({"explain": key, "attempts": attempts}, indent=1))
+        click.echo(json.dumps({"explain": key, "oracle": result.oracle, "attempts": attempts}, indent=1))
         return
     from rich.console import Console
     from rich.table import Table
@@ -338,7 +366,7 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
                 if name not in plugins:
                     plugins.append(name)
         outcome = f"{data['outcome']} on {data['node']}" if data["node"] else data["outcome"]
-        table = Table(title=f"{key}, attempt {data['attempt']}: {outcome}")
+        table = Table(title=f"{key}, attempt {data['attempt']}: {outcome} (decided as {result.oracle})")
         table.add_column("node")
         table.add_column("filter", overflow="fold")
         every = step.attempt.all_filters
@@ -412,9 +440,10 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
 @click.option("--live", "live", is_flag=True, help="Same as --workload live.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
+@version_options
 @_guard
 def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str,
-          live: bool = False) -> None:
+          live: bool = False, kube_version: str | None = None, feature_gates: tuple[str, ...] = ()) -> None:
     """Scheduling throughput on a scheduler_perf-shaped workload, in memory (or, with --live,
     through a local API server); exits 2 when a pod was not bound or placed against the
     workload's rule."""
@@ -427,6 +456,7 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
         run_preemption_bench,
     )
 
+    features = features_option(kube_version, feature_gates)
     res: Any
     if live or workload == "live":
         from kubesched.bench_live import DEFAULT_NODES, DEFAULT_PODS, run_live_bench
@@ -450,12 +480,13 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
         assert isinstance(res, ExtenderBenchResult)
     elif workload in ("preemption", "preemption-pdb"):
         res = run_preemption_bench(PREEMPTION_NODES if nodes is None else nodes, pods, init_pods=init_pods, seed=seed,
-                                   pdbs=workload == "preemption-pdb")
+                                   pdbs=workload == "preemption-pdb", features=features)
     else:
-        res = run_bench(workload, nodes, pods, init_pods=init_pods, seed=seed)
+        res = run_bench(workload, nodes, pods, init_pods=init_pods, seed=seed, features=features)
     if output == "json":
-        click.echo(json.dumps(res.as_dict(), indent=1))
+        click.echo(json.dumps({"semantics": semantics(features), **res.as_dict()}, indent=1))
     else:
+        click.echo(f"decided as {features.oracle}")
         click.echo(res.summary())
     if not res.ok:
         _fail("benchmark result is invalid: " + "; ".join(res.problems))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kubesched.cli import _guard, _load_config, _plural, echo_data, main
+from kubesched.cli import _guard, _load_config, _plural, echo_data, features_option, main, semantics, version_options
 
 if TYPE_CHECKING:  # the whatif engine is imported by the command itself: `kubesched run` starts without it
     from kubesched.whatif.capacity import CapacityResult
@@ -40,11 +40,13 @@ TABLE_NODE_LIMIT = 50
 @click.option("--report", "report", type=click.Path(), metavar="OUT.html",
               help="Also write a self-contained HTML report: the count and why the run stopped, node utilisation "
                    "before and with the copies, copies per node, the stopping copy's reasons per node.")
+@version_options
 @_guard
 def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: int | None, config: str | None,
                      policy: str | None, preempt: bool, seed: int | None, exclude_nodes: tuple[str, ...],
                      plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str,
-                     report: str | None = None) -> None:
+                     report: str | None = None, kube_version: str | None = None,
+                     feature_gates: tuple[str, ...] = ()) -> None:
     """How many more copies of a pod fit on the cluster in PATHS as it is: the count, the copies
     per node, and kube-scheduler's FailedScheduling message for the copy that did not fit.
 
@@ -60,10 +62,12 @@ def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: 
         from kubesched.whatif.whatif_report import check_report_path
 
         check_report_path(report)
-    registry = full_registry(plugins)
-    cfg = _load_config(config, policy)
+    features = features_option(kube_version, feature_gates)
+    registry = full_registry(plugins, features=features)
+    cfg = _load_config(config, policy, features)
     res, inp = run_capacity(paths, pods, cfg, max_copies=max_copies, preempt=preempt, seed=seed,
-                            exclude_nodes=exclude_nodes, registry=registry, ignore_unknown_kinds=ignore_unknown_kinds)
+                            exclude_nodes=exclude_nodes, registry=registry, ignore_unknown_kinds=ignore_unknown_kinds,
+                            features=features)
     if report:
         from kubesched.whatif.whatif_report import capacity_report
 
@@ -71,8 +75,9 @@ def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: 
         ties = "ties to the lowest node name" if res.deterministic else f"random ties, seed {res.seed}"
         capacity_report(inp, res, title=f"kubesched capacity {' '.join(paths)}",
                         subtitle=f"--pod {', '.join(pods)}; {preempts}; {ties}").write(report)
-    if echo_data(res.as_dict(), output):
+    if echo_data({"semantics": semantics(features), **res.as_dict()}, output):
         return
+    click.echo(f"decided as {features.oracle}")
     _print_table(res)
 
 

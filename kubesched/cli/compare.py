@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from kubesched.cli import _guard, _load_config, echo_data, load_summary, main
+from kubesched.cli import _guard, _load_config, echo_data, features_option, load_summary, main, semantics, version_options
 from kubesched.errors import KubeschedError
 
 if TYPE_CHECKING:  # the whatif engine is imported by the command itself: `kubesched run` starts without it
@@ -43,10 +43,12 @@ DEFAULT = "default"
 @click.option("--report", "report", type=click.Path(), metavar="OUT.html",
               help="Also write a self-contained HTML report: the configurations side by side, node utilisation "
                    "before and after each configuration, the pods placed differently.")
+@version_options
 @_guard
 def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: bool, seed: int | None,
                     controllers: str, plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str,
-                    report: str | None = None, jobs: int = 0) -> None:
+                    report: str | None = None, jobs: int = 0, kube_version: str | None = None,
+                    feature_gates: tuple[str, ...] = ()) -> None:
     """Simulate the pending pods of PATHS under each --config and compare: pods bound,
     unschedulable and preempted, nodes left empty, the requested share of each resource over
     the nodes (mean and standard deviation), and every pod placed differently."""
@@ -64,11 +66,12 @@ def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: 
         from kubesched.whatif.whatif_report import check_report_path
 
         check_report_path(report)
-    registry = full_registry(plugins)
-    named = [(name, _load_config(None if value == DEFAULT else value))
+    features = features_option(kube_version, feature_gates)
+    registry = full_registry(plugins, features=features)
+    named = [(name, _load_config(None if value == DEFAULT else value, None, features))
              for name, value in zip(_labels(configs), configs, strict=True)]
     objs = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds,
-                          controllers=cast(Controllers, controllers))
+                          controllers=cast(Controllers, controllers), features=features)
     if jobs == 0:
         jobs = min(len(named), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     res = compare(objs, named, timeline=timeline, seed=seed, registry=registry, jobs=jobs)
@@ -79,8 +82,9 @@ def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: 
             f"scheduling queue on a virtual clock, seed {res.seed}"
         compare_report(objs, res, title=f"kubesched compare {' '.join(paths)}",
                        subtitle=f"{' vs '.join(c.name for c in res.configurations)}; {procedure}").write(report)
-    if echo_data(res.as_dict(), output):
+    if echo_data({"semantics": semantics(features), **res.as_dict()}, output):
         return
+    click.echo(f"decided as {features.oracle}")
     _print(res, load_summary(objs))
 
 

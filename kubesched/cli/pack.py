@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from kubesched.cli import _guard, _load_config, load_summary, main
+from kubesched.cli import _guard, _load_config, features_option, load_summary, main, semantics, version_options
 from kubesched.errors import KubeschedError
 
 # Table rows printed at most; -o json lists every pod.
@@ -49,9 +49,11 @@ def _pct(v: float | None) -> str:
 @click.option("--report", "report", type=click.Path(), metavar="OUT.html",
               help="Also write a self-contained HTML report: the solver's figures, node utilisation after the "
                    "scheduler's placement and after the packing, the pods placed differently or not modelled.")
+@version_options
 @_guard
 def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, output: str,
-                 report: str | None = None) -> None:
+                 report: str | None = None, kube_version: str | None = None,
+                 feature_gates: tuple[str, ...] = ()) -> None:
     """The fewest nodes the pending pods in PATHS need (as many pods placed as possible first),
     solved as an integer program with HiGHS under the hard constraints of the profile's
     filters, beside the scheduler's own placement (the deterministic simulation).
@@ -71,10 +73,11 @@ def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, ou
         from kubesched.whatif.whatif_report import check_report_path
 
         check_report_path(report)
-    cfg = _load_config(config)
-    objs = load_manifests(paths)
+    features = features_option(kube_version, feature_gates)
+    cfg = _load_config(config, None, features)
+    objs = load_manifests(paths, features=features)
     try:
-        result = pack(objs, cfg, time_limit=limit, registry=full_registry(()))
+        result = pack(objs, cfg, time_limit=limit, registry=full_registry((), features=features))
     except PackVerificationError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
@@ -85,8 +88,10 @@ def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, ou
                     subtitle=f"{result.solver.solver}, time limit {limit:g} s" + (f", {config}" if config else "")
                     ).write(report)
     if output == "json":
-        click.echo(json.dumps({**result.as_dict(), "load": load_summary(objs)}, indent=1))
+        click.echo(json.dumps({"semantics": semantics(features), **result.as_dict(), "load": load_summary(objs)},
+                              indent=1))
         return
+    click.echo(f"decided as {features.oracle}")
     _print_table(result, objs)
 
 

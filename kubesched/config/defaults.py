@@ -20,8 +20,6 @@ from kubesched.config.args import (
     PodTopologySpreadArgs,
     VolumeBindingArgs,
 )
-from kubesched.features import DEFAULT_FEATURES, Features
-
 from kubesched.config.types import (
     DEFAULT_SCHEDULER_NAME,
     EXTENSION_POINTS,
@@ -31,6 +29,7 @@ from kubesched.config.types import (
     PluginSet,
     Profile,
 )
+from kubesched.features import DEFAULT_FEATURES, Features
 
 # getDefaultPlugins: the MultiPoint list, in this order, with these weights (facts 1.1).
 # Weight 0 = not set (the framework scores such a plugin with weight 1).

@@ -297,7 +297,7 @@ class NodeInfo:
                 r.scalar[name] = r.scalar.get(name, 0) + sign * v
         self.non_zero_requested.milli_cpu += sign * pod.non_zero_cpu
         self.non_zero_requested.memory += sign * pod.non_zero_memory
-        for c in pod.containers:
+        for c in pod.port_containers:
             for port in c.ports:
                 if sign > 0:
                     self.used_ports.add(port.host_ip, port.protocol, port.host_port)

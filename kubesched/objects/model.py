@@ -205,6 +205,16 @@ class Volume:
 
 
 @dataclass(frozen=True, slots=True)
+class PodClaimRef:
+    """One entry of ``spec.resourceClaims`` (core/v1 PodResourceClaim): the pod's name for the
+    claim and either an existing ResourceClaim's name or a ResourceClaimTemplate's."""
+
+    name: str
+    resource_claim_name: str = ""
+    resource_claim_template_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PodCondition:
     type: str
     status: str
@@ -241,10 +251,22 @@ class Pod:
     non_zero_memory: int = 0
     score_requests: Mapping[str, int] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # The containers whose host ports the pod holds (GetHostPorts): the regular ones, and from
+    # 1.36 (SidecarAccounting) the restartable init containers too. None: the regular ones.
+    sidecar_ports: tuple[Container, ...] = ()
+    # spec.resourceClaims, and status.resourceClaimStatuses (pod claim name -> the generated
+    # ResourceClaim's name; "" when none was needed).
+    resource_claims: tuple[PodClaimRef, ...] = ()
+    resource_claim_statuses: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.meta.name
+
+    @property
+    def port_containers(self) -> tuple[Container, ...]:
+        """Containers whose ``hostPort``s count: regular containers, then sidecars (1.36)."""
+        return self.containers + self.sidecar_ports if self.sidecar_ports else self.containers
 
     @property
     def namespace(self) -> str:

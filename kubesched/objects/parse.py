@@ -44,6 +44,7 @@ from kubesched.objects.model import (
     Pod,
     PodAffinity,
     PodAffinityTerm,
+    PodClaimRef,
     PodCondition,
     PodDisruptionBudget,
     PreferredSchedulingTerm,
@@ -59,7 +60,7 @@ from kubesched.objects.model import (
     Workload,
 )
 from kubesched.objects.quantity import parse_quantity, scheduler_units
-from kubesched.objects.resources import compute_pod_resources, is_pod_level_resource
+from kubesched.objects.resources import compute_pod_resources, is_pod_level_resource, pod_requests
 
 Raw = Mapping[str, Any]
 
@@ -418,16 +419,24 @@ _TOLERATIONS_CACHE: dict[bytes, tuple[Toleration, ...]] = {}
 _CACHE_SIZE = 1024
 
 
-def _pod_level_requests(spec: Raw) -> dict[str, Fraction] | None:
-    """spec.resources (PodLevelResources): requests, defaulted from limits as a container's are."""
+def _pod_level_requests(spec: Raw, containers: tuple[Container, ...],
+                        init: tuple[Container, ...]) -> dict[str, Fraction] | None:
+    """spec.resources (PodLevelResources) requests, defaulted as SetDefaults_Pod's
+    defaultPodRequests does when pod-level limits are set: a missing cpu/memory request takes
+    the containers' aggregate request, then any other missing one the pod-level limit."""
     raw = spec.get("resources")
     if raw is None:
         return None
     res = _map(raw, "spec.resources")
     requests = _resource_list(res.get("requests"), "spec.resources.requests")
     limits = _resource_list(res.get("limits"), "spec.resources.limits")
-    for k, v in limits.items():
-        requests.setdefault(k, v)
+    if limits:
+        for k, v in pod_requests(containers, init, None).items():
+            if k in ("cpu", "memory"):
+                requests.setdefault(k, v)
+        for k, v in limits.items():
+            if is_pod_level_resource(k):
+                requests.setdefault(k, v)
     for k in requests:
         if not is_pod_level_resource(k):
             raise FieldError(f"spec.resources.requests[{k}]", f"Unsupported value: {k!r}: supported values: "
@@ -443,7 +452,7 @@ def _pod_resources(spec: Raw, features: Features) -> _PodResources:
     init = tuple(_container(c, f"spec.initContainers[{i}]", init=True) for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers")))
     overhead = _resource_list(spec.get("overhead"), "spec.overhead") if spec.get("overhead") is not None else None
     # A release without PodLevelResources drops spec.resources on create (an unknown field).
-    pod_level = _pod_level_requests(spec) if features.enabled("PodLevelResources") else None
+    pod_level = _pod_level_requests(spec, containers, init) if features.enabled("PodLevelResources") else None
     requests, nz_cpu, nz_mem, score = compute_pod_resources(
         containers, init, overhead, pod_level=pod_level, sidecar_non_zero=features.enabled("SidecarAccounting"))
     return containers, init, overhead, requests, nz_cpu, nz_mem, score
@@ -468,6 +477,36 @@ def _memo(cache: dict[bytes, _T], value: Any, make: Callable[[], _T]) -> _T:
 
 def _tolerations(spec: Raw) -> tuple[Toleration, ...]:
     return tuple(parse_toleration(t, f"spec.tolerations[{i}]") for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations")))
+
+
+def _pod_claims(spec: Raw) -> tuple[PodClaimRef, ...]:
+    """spec.resourceClaims (validation: a DNS label name, unique, exactly one source)."""
+    out: list[PodClaimRef] = []
+    seen: set[str] = set()
+    for i, c in enumerate(_list(spec.get("resourceClaims"), "spec.resourceClaims")):
+        path = f"spec.resourceClaims[{i}]"
+        m = _map(c, path)
+        name = _str(m.get("name"), f"{path}.name")
+        if not name:
+            raise FieldError(f"{path}.name", "Required value")
+        if name in seen:
+            raise FieldError(f"{path}.name", f'Duplicate value: "{name}"')
+        seen.add(name)
+        claim = _str(m.get("resourceClaimName"), f"{path}.resourceClaimName")
+        template = _str(m.get("resourceClaimTemplateName"), f"{path}.resourceClaimTemplateName")
+        if bool(claim) == bool(template):
+            raise FieldError(path, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+        out.append(PodClaimRef(name, claim, template))
+    return tuple(out)
+
+
+def _pod_claim_statuses(status: Raw) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, c in enumerate(_list(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")):
+        path = f"status.resourceClaimStatuses[{i}]"
+        m = _map(c, path)
+        out[_str(m.get("name"), f"{path}.name")] = _str(m.get("resourceClaimName"), f"{path}.resourceClaimName")
+    return out
 
 
 def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
@@ -543,6 +582,11 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
         non_zero_memory=nz_mem,
         score_requests=score,
         raw=raw,
+        sidecar_ports=tuple(c for c in init if c.is_sidecar and c.ports) if feats.enabled("SidecarAccounting") else (),
+        # The API server of a release without resource.k8s.io/v1 DRA drops the fields.
+        resource_claims=_pod_claims(spec) if feats.enabled("DynamicResourceAllocation") else (),
+        resource_claim_statuses=(_pod_claim_statuses(status) if feats.enabled("DynamicResourceAllocation")
+                                 else {}),
     )
 
 

@@ -160,11 +160,17 @@ def compute_pod_resources(
             nz_cpu += scheduler_units("cpu", overhead["cpu"])
         if "memory" in overhead:
             nz_mem += scheduler_units("memory", overhead["memory"])
-    score = _with_pod_level(pod_requests(containers, init_containers, overhead, non_missing=True), pod_level,
-                            overhead)
+    # NodeResourcesFit scores the incoming pod by its containers alone: 1.36's Fit builds its
+    # resourceAllocationScorer without the PodLevelResources flag (fit.go getScorer), so
+    # PodRequests skips spec.resources there (BalancedAllocation's scorer has the flag).
+    score = pod_requests(containers, init_containers, overhead, non_missing=True)
     if sidecar_non_zero or pod_level:
-        nz_cpu = scheduler_units("cpu", score["cpu"])
-        nz_mem = scheduler_units("memory", score["memory"])
+        # PodInfo.CalculateResource: PodRequests, with cpu/memory defaults per container only for a
+        # resource neither the containers nor the pod level request (getNonMissingContainerRequests).
+        non_zero = _with_pod_level(score, pod_level, overhead)
+        nz_cpu = scheduler_units("cpu", requests["cpu"] if pod_level and "cpu" in requests else non_zero["cpu"])
+        nz_mem = scheduler_units("memory", requests["memory"] if pod_level and "memory" in requests
+                                 else non_zero["memory"])
     return to_units(requests), saturate(nz_cpu), saturate(nz_mem), to_units(score)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.features import Features
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.plugins import (
     defaultbinder,
     defaultpreemption,
@@ -17,8 +17,8 @@ from kubesched.plugins import (
     imagelocality,
     interpodaffinity,
     nodeaffinity,
-    nodelabel,
     nodedeclaredfeatures,
+    nodelabel,
     nodename,
     nodeports,
     nodepreferavoidpods,
@@ -39,7 +39,8 @@ from kubesched.plugins import (
 
 Factory = Callable[[Any, Any], Any]
 
-REGISTRY: dict[str, Factory] = {
+# v1.30's in-tree registry (plus the legacy Policy plugins); later releases derive from it.
+REGISTRY_1_30: dict[str, Factory] = {
     "SchedulingGates": schedulinggates.new,
     "PrioritySort": queuesort.new,
     "NodeUnschedulable": nodeunschedulable.new,
@@ -76,12 +77,13 @@ REGISTRY: dict[str, Factory] = {
 _REMOVED_IN_TREE_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits")
 
 
-def registry_for(features: Features) -> dict[str, Factory]:
+def registry_for(features: Features | None = None) -> dict[str, Factory]:
     """NewInTreeRegistry of ``features``' release: 1.30's registry without the in-tree volume
     limit plugins once they were removed, with DynamicResources where its gate is on (it
     implements resource.k8s.io/v1, so only from that API's release) and NodeDeclaredFeatures
     where its gate is on."""
-    reg = dict(REGISTRY)
+    features = features if features is not None else DEFAULT_FEATURES
+    reg = dict(REGISTRY_1_30)
     if features.enabled("InTreeVolumeLimitsRemoved"):
         for name in _REMOVED_IN_TREE_LIMITS:
             reg.pop(name, None)
@@ -90,3 +92,7 @@ def registry_for(features: Features) -> dict[str, Factory]:
     if features.enabled("NodeDeclaredFeatures"):
         reg[nodedeclaredfeatures.NAME] = nodedeclaredfeatures.new
     return reg
+
+
+# The in-tree registry of the default release (what plugin authors extend).
+REGISTRY: dict[str, Factory] = registry_for(DEFAULT_FEATURES)

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubesched.features import Features
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.config.types import PluginRef, PluginSet
 from kubesched.errors import FieldError, KubeschedError, ManifestError
@@ -263,7 +264,7 @@ def _manifest_files(paths: Iterable[str | os.PathLike[str]]) -> set[Path]:
 
 
 def load_capacity_input(paths: Sequence[str | os.PathLike[str]], template_files: Sequence[str | os.PathLike[str]],
-                        *, ignore_unknown_kinds: bool = False) -> CapacityInput:
+                        *, ignore_unknown_kinds: bool = False, features: Features | None = None) -> CapacityInput:
     """Read the cluster under ``paths`` as written (no controller creates pods: pending pods
     take no room anyway) and one template per file of ``template_files``."""
     seen: set[Path] = set()
@@ -276,7 +277,7 @@ def load_capacity_input(paths: Sequence[str | os.PathLike[str]], template_files:
         if path.resolve() in seen:
             raise ManifestError(str(f), None, "", "given twice as --pod: each template file once")
         seen.add(path.resolve())
-    cluster = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds, controllers="none")
+    cluster = load_manifests(paths, ignore_unknown_kinds=ignore_unknown_kinds, controllers="none", features=features)
     under_path = _manifest_files(paths)
     out = CapacityInput(cluster)
     for f in template_files:
@@ -390,7 +391,7 @@ def _pod_template(file: str, document: int, raw: Mapping[str, Any], cluster: Clu
     if isinstance(spec, Mapping):
         spec = {k: v for k, v in spec.items() if k not in ("nodeName", "nominatedNodeName")}
     clean = {"apiVersion": "v1", "kind": "Pod", "metadata": kept, "spec": spec}
-    pod = _admitted(parse_pod(clean), cluster, file, document, "")
+    pod = _admitted(parse_pod(clean, features=cluster.features), cluster, file, document, "")
     base = generate if isinstance(generate, str) and generate and not md.get("name") else f"{pod.name}-"
     return PodTemplate(f"Pod {pod.key}", file, document, pod, base)
 
@@ -510,7 +511,7 @@ def capacity(cluster: ClusterObjects, templates: Sequence[PodTemplate],
     if unknown:
         raise KubeschedError(f"excluded node(s) not in the input: {', '.join(unknown)}")
     excluded = set(exclude_nodes)
-    cfg = config if config is not None else default_configuration()
+    cfg = config if config is not None else default_configuration(features=cluster.features)
     profiles = [p.scheduler_name for p in cfg.profiles]
     for t in templates:
         if t.pod.scheduler_name not in profiles:
@@ -697,10 +698,11 @@ def run_capacity(paths: Sequence[str | os.PathLike[str]], template_files: Sequen
                  config: KubeSchedulerConfiguration | None = None, *, max_copies: int | None = None,
                  preempt: bool = False, seed: int | None = None, exclude_nodes: Sequence[str] = (),
                  registry: Mapping[str, Factory] | None = None,
-                 ignore_unknown_kinds: bool = False) -> tuple[CapacityResult, CapacityInput]:
+                 ignore_unknown_kinds: bool = False, features: Features | None = None,
+                 ) -> tuple[CapacityResult, CapacityInput]:
     """Read the cluster and the templates (:func:`load_capacity_input`), then :func:`capacity`;
     the input's notes are added to the result's."""
-    inp = load_capacity_input(paths, template_files, ignore_unknown_kinds=ignore_unknown_kinds)
+    inp = load_capacity_input(paths, template_files, ignore_unknown_kinds=ignore_unknown_kinds, features=features)
     res = capacity(inp.cluster, inp.templates, config, max_copies=max_copies, preempt=preempt, seed=seed,
                    exclude_nodes=exclude_nodes, registry=registry)
     if inp.notes:

@@ -12,7 +12,6 @@ the cycle state's "not found" error, which stops the PostFilter chain before Def
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np

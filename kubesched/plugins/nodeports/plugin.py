@@ -50,9 +50,10 @@ _PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey(PRE_FILTER_STATE_KEY_NAME)
 
 
 def get_container_ports(pod: Pod) -> tuple[HostPort, ...]:
-    """getContainerPorts: ports with hostPort > 0 of the regular containers only (init
-    containers, sidecars included, are not considered in v1.30)."""
-    return tuple((p.host_ip, p.protocol, p.host_port) for c in pod.containers for p in c.ports if p.host_port > 0)
+    """getContainerPorts / 1.36 util.GetHostPorts: ports with hostPort > 0 of the regular
+    containers and, from 1.36, of the restartable init containers (``pod.port_containers``; v1.30
+    considered no init container, sidecars included)."""
+    return tuple((p.host_ip, p.protocol, p.host_port) for c in pod.port_containers for p in c.ports if p.host_port > 0)
 
 
 def fits_ports(wanted: tuple[HostPort, ...], node_info: NodeInfo) -> bool:

@@ -46,9 +46,11 @@ from kubesched.plugins.nodevolumelimits.utils import (
 CSI_NAME = "NodeVolumeLimits"
 
 
-def get_volume_limits(node_info: NodeInfo, csinode: CSINode | None) -> dict[str, int]:
-    """getVolumeLimits: node allocatable limits, overridden per driver by the CSINode."""
-    limits = volume_limits(node_info)
+def get_volume_limits(node_info: NodeInfo, csinode: CSINode | None, *, from_node: bool = True) -> dict[str, int]:
+    """getVolumeLimits: node allocatable limits, overridden per driver by the CSINode. 1.36
+    (CSILimitsFromCSINodeOnly) reads the CSINode's ``allocatable.count`` alone: a Node's
+    ``attachable-volumes-csi-*`` allocatable no longer limits anything."""
+    limits = volume_limits(node_info) if from_node else {}
     if csinode is not None:
         for d in csinode.drivers:
             if d.allocatable_count is not None:
@@ -61,6 +63,7 @@ class CSILimits:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self._limits_from_node = not handle.features.enabled("CSILimitsFromCSINodeOnly")
         # Unbound claims are keyed with a random prefix so they never collide with a real
         # volume handle (randomVolumeIDPrefix).
         self.random_volume_id_prefix = uuid.uuid4().hex
@@ -101,7 +104,7 @@ class CSILimits:
             return e.status()
         if not new_volumes:
             return None
-        limits = get_volume_limits(node_info, csinode)
+        limits = get_volume_limits(node_info, csinode, from_node=self._limits_from_node)
         if not limits:
             return None
         attached: dict[str, str] = {}
