@@ -64,11 +64,11 @@ from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
 from kubesched.errors import KubeschedError
+from kubesched.features import DEFAULT_FEATURES, FEATURES_1_30, Features
 from kubesched.framework import Extender, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Node, ObjectMeta, Pod, PodDisruptionBudget, Service
 from kubesched.objects import Workload as WorkloadObject
 from kubesched.objects.parse import parse_namespace, parse_node, parse_pdb, parse_pod, parse_service, parse_workload
-from kubesched.features import DEFAULT_FEATURES, FEATURES_1_30, Features
 from kubesched.plugins.registry import registry_for
 from kubesched.scheduler import Scheduler
 from kubesched.timeline import TimelineSimulator

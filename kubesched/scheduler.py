@@ -525,6 +525,7 @@ class Scheduler:
         extra = extra.T
         at_rows = view.rows[slots]
         free = plan.table_free(self.cache.table, at_rows) - extra
+        alloc = plan.table_alloc(self.cache.table, at_rows) if plan.needs_alloc else None
         short = np.asarray(plan.need, np.int64)[:, None] > free
         # Per step (row) and node (column): does the step fail with the nominated pods?
         fails = np.empty((len(plan.steps), len(slots)), np.bool_)
@@ -563,10 +564,20 @@ class Scheduler:
                 statuses: list[Status | None] = [None] * len(cols)
                 for k in np.unique(steps).tolist():
                     at = np.flatnonzero(steps == k)
-                    uniq, index, inverse = np.unique(codes[at], return_index=True, return_inverse=True)
+                    step_codes = codes[at]
+                    if alloc is not None:
+                        # 1.36: nodes with the same shortfalls differ when a request exceeds the
+                        # allocatable itself (unresolvable): one more bit.
+                        st_k = plan.steps[k]
+                        over = (np.asarray(plan.need[st_k.start + 1:st_k.stop], np.int64)[:, None]
+                                > alloc[st_k.start + 1:st_k.stop][:, cols[at]]).any(axis=0)
+                        step_codes = step_codes * 2 + over
+                    uniq, index, inverse = np.unique(step_codes, return_index=True, return_inverse=True)
                     built: list[Status] = []
                     for u in range(len(uniq)):
-                        got = plan.resource_status(k, free[:, cols[at[index[u]]]].tolist())
+                        col = cols[at[index[u]]]
+                        got = plan.resource_status(k, free[:, col].tolist(),
+                                                   alloc[:, col].tolist() if alloc is not None else None)
                         assert got is not None
                         built.append(got)
                     for i, v in zip(at.tolist(), inverse.tolist(), strict=True):
@@ -574,7 +585,8 @@ class Scheduler:
             else:
                 statuses = []
                 for k, j in zip(steps.tolist(), cols.tolist(), strict=True):
-                    got = plan.resource_status(k, free[:, j].tolist())
+                    got = plan.resource_status(k, free[:, j].tolist(),
+                                               alloc[:, j].tolist() if alloc is not None else None)
                     assert got is not None
                     statuses.append(got)
             for i, st in zip(at_resources.tolist(), statuses, strict=True):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubesched.features import Features
 from kubesched.objects import Node, Pod
 from kubesched.objects.parse import (
     parse_csinode,
@@ -188,8 +189,9 @@ class PodBuilder:
             m["metadata"]["uid"] = f"uid-{m['metadata']['namespace']}-{m['metadata']['name']}"
         return m
 
-    def obj(self) -> Pod:
-        return parse_pod(self.manifest())
+    def obj(self, features: Features | None = None) -> Pod:
+        """The pod as ``features``' release reads it (default: the newest)."""
+        return parse_pod(self.manifest(), features=features)
 
 
 class NodeBuilder:

@@ -519,9 +519,11 @@ def _klog_verbosity(ctx: click.Context, param: click.Parameter, value: Any) -> i
               help="Log verbosity: 0 logs info, warnings and errors (as klog's default), 4 and above debug.")
 @_serving_options
 @_leader_election_options
+@version_options
 @_guard
 def run_command(config: str | None, kubeconfig: str, master: str, deterministic: bool, plugins: tuple[str, ...],
-                verbosity: int, serving: Any, leader_election_flags: Any) -> None:
+                verbosity: int, serving: Any, leader_election_flags: Any, kube_version: str | None = None,
+                feature_gates: tuple[str, ...] = ()) -> None:
     """Schedule pods of this scheduler's profiles in a real cluster (a drop-in second scheduler).
 
     SIGTERM / SIGINT: stop scheduling, finish the binds in flight, release the lease, exit 0.
@@ -543,8 +545,9 @@ def run_command(config: str | None, kubeconfig: str, master: str, deterministic:
     logging.getLogger("kubesched.cluster._http").setLevel(logging.DEBUG if verbosity >= 6 else logging.INFO)
     # Whatever a library logs at -v=10, no token, key or Authorization header is written.
     redact_credentials_in_logs()
-    result = run(RunOptions(config, kubeconfig, master, deterministic), serving, leader_election_flags,
-                 full_registry(plugins))
+    features = features_option(kube_version, feature_gates)
+    result = run(RunOptions(config, kubeconfig, master, deterministic, kube_version, feature_gates), serving,
+                 leader_election_flags, full_registry(plugins, features=features))
     if result.reason == "lost-leadership":
         click.echo("error: leaderelection lost", err=True)
         sys.exit(1)
@@ -556,14 +559,16 @@ def config() -> None:
 
 
 @config.command("print-defaults")
+@version_options
 @_guard
-def print_defaults() -> None:
-    """Print v1.30's default KubeSchedulerConfiguration."""
+def print_defaults(kube_version: str | None = None, feature_gates: tuple[str, ...] = ()) -> None:
+    """Print the release's default KubeSchedulerConfiguration (--kube-version, default 1.36)."""
     import yaml
 
     from kubesched.config import default_configuration, dump_config
 
-    click.echo(yaml.safe_dump(dump_config(default_configuration()), sort_keys=False), nl=False)
+    features = features_option(kube_version, feature_gates)
+    click.echo(yaml.safe_dump(dump_config(default_configuration(features=features)), sort_keys=False), nl=False)
 
 
 @config.command("convert-policy")
@@ -587,18 +592,21 @@ def convert_policy(file: str) -> None:
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
               help="An out-of-tree plugin the configuration uses (repeatable); entry points in group "
                    "kubesched.plugins are loaded too. Their args are validated as simulate does.")
+@version_options
 @_guard
-def validate(file: str, plugins: tuple[str, ...] = ()) -> None:
+def validate(file: str, plugins: tuple[str, ...] = (), kube_version: str | None = None,
+             feature_gates: tuple[str, ...] = ()) -> None:
     """Validate FILE; exit 2 with the field path of the first error."""
     from kubesched._runtime.handle import FrameworkHandle
     from kubesched._runtime.profile import build_framework
     from kubesched._runtime.registry import full_registry
     from kubesched.config import load_config
 
-    registry = full_registry(plugins)
-    cfg = load_config(file)
+    features = features_option(kube_version, feature_gates)
+    registry = full_registry(plugins, features=features)
+    cfg = load_config(file, features=features)
     for index, profile in enumerate(cfg.profiles):
-        build_framework(profile, registry, FrameworkHandle.for_nodes([]), index=index)
+        build_framework(profile, registry, FrameworkHandle.for_nodes([], features=features), index=index)
     click.echo(f"{file}: valid ({len(cfg.profiles)} profile(s))")
 
 

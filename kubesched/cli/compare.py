@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from kubesched.cli import _guard, _load_config, echo_data, features_option, load_summary, main, semantics, version_options
+from kubesched.cli import (
+    _guard,
+    _load_config,
+    echo_data,
+    features_option,
+    load_summary,
+    main,
+    semantics,
+    version_options,
+)
 from kubesched.errors import KubeschedError
 
 if TYPE_CHECKING:  # the whatif engine is imported by the command itself: `kubesched run` starts without it

@@ -66,6 +66,7 @@ from kubesched.cluster import _http
 from kubesched.cluster.resources import RESOURCES, ApiResource, Json, format_micro_time, format_time
 from kubesched.config.types import ClientConnection
 from kubesched.errors import ApiError, ConfigError, FieldError, KubeschedError
+from kubesched.features import Features
 from kubesched.objects import (
     CSIDriver,
     CSINode,
@@ -806,6 +807,22 @@ class ApiClient:
                 raise ApiError(f"{verb} {path}: the response is not JSON") from None
             return out if isinstance(out, dict) else {}
 
+    def get_json(self, path: str, timeout: float | None = None) -> Json:
+        """GET a non-resource path (``/version``, ``/healthz``) once; raises ApiError."""
+        self.limiter.acquire()
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        try:
+            resp = self._send("GET", path, None, None, "application/json", deadline)
+        except TransportError as e:
+            raise TransportError(f"get {path}: {e}", e.kind) from None
+        if resp.status_code >= 400:
+            raise _error("get", path, resp.status_code, resp.reason_phrase, resp.content)
+        try:
+            out = msgspec.json.decode(resp.content) if resp.content else {}
+        except (msgspec.DecodeError, ValueError):
+            raise ApiError(f"get {path}: the response is not JSON") from None
+        return out if isinstance(out, dict) else {}
+
     def _send(self, method: str, path: str, params: Mapping[str, str] | None, content: bytes | None,
               content_type: str, deadline: float) -> _Answer:
         """One attempt of a request: through the fast transport when the client may use it,
@@ -1065,14 +1082,14 @@ class Change:
 ChangeHandler = Callable[[Change], None]
 
 
-def decode(r: ApiResource, raw: Json, prev: Any = None) -> Any:
+def decode(r: ApiResource, raw: Json, prev: Any = None, features: Features | None = None) -> Any:
     """A JSON object from the API as kubesched's typed object (FieldError if it cannot be read).
     ``prev``: the informer's previous version of the object, whose unchanged parts a pod's
-    parse reuses (parse_pod)."""
+    parse reuses (parse_pod). ``features``: the release whose semantics read pods."""
     raw.setdefault("kind", r.kind)
     raw.setdefault("apiVersion", r.api_version)
     if r.kind == "Pod":
-        return parse_pod(raw, prev if isinstance(prev, Pod) else None, json_decoded=True)
+        return parse_pod(raw, prev if isinstance(prev, Pod) else None, json_decoded=True, features=features)
     entry = PARSERS.get(r.kind)
     if entry is None:
         return raw
@@ -1114,9 +1131,11 @@ class Informer:
 
     def __init__(self, client: ApiClient, resource: ApiResource, *, on_change: Callable[[str, Any, Any], None],
                  lock: AbstractContextManager[Any], field_selector: str = "", backoff: Backoff = Backoff(),
-                 watch_timeout: float = 300.0, rng: random.Random | None = None) -> None:
+                 watch_timeout: float = 300.0, rng: random.Random | None = None,
+                 features: Features | None = None) -> None:
         self.client = client
         self.resource = resource
+        self.features = features
         self.field_selector = field_selector
         self._on_change = on_change
         self._lock = lock
@@ -1220,7 +1239,7 @@ class Informer:
 
     def _decode(self, raw: Json, prev: Any = None) -> Any:
         try:
-            return decode(self.resource, raw, prev)
+            return decode(self.resource, raw, prev, self.features)
         except FieldError as e:
             meta = raw.get("metadata") or {}
             log.warning("informer %s: skipping %s/%s: %s", self.resource.plural, meta.get("namespace", ""),
@@ -1802,6 +1821,8 @@ class LiveOptions:
     backoff: Backoff = field(default_factory=Backoff)
     watch_timeout: float = 300.0
     event_retry_sleep: float = EVENT_RETRY_SLEEP
+    # The release whose semantics read the objects (pods' pod-level resources, sidecars).
+    features: Features | None = None
 
 
 class LiveCluster:
@@ -1881,7 +1902,7 @@ class LiveCluster:
             self.informers[plural] = Informer(
                 self.client, r, on_change=on_change, lock=lock,
                 field_selector=POD_FIELD_SELECTOR if plural == "pods" else "",
-                backoff=opts.backoff, watch_timeout=opts.watch_timeout)
+                backoff=opts.backoff, watch_timeout=opts.watch_timeout, features=opts.features)
         for inf in self.informers.values():
             inf.start()
 

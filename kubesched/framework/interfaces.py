@@ -176,7 +176,7 @@ class ResourceFitPlugin(Protocol):
         """Optional, for a Filter plugin whose verdict is resource arithmetic: a
         ``kubesched.plugins.helpers.resourcefit.ResourceFit`` promising that, for this pod
         and cycle, the plugin's Filter on any node returns exactly ``fit.status(fit.free(
-        node_info))`` (None = fits) — fitsRequest's checks of the pod count and the requested
+        node_info), fit.alloc(node_info))`` (None = fits) — fitsRequest's checks of the pod count and the requested
         resources against ``allocatable - requested`` — with the plugin name set, and that the
         plugin has no PreFilter extensions. Preemption then adds and removes pods as usage
         vectors. None: not this cycle (the per-node path). NodeResourcesFit implements it."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from kubesched.cluster.live import ApiClient, ApiLeaseClient, lease_request_timeout
 from kubesched.config import KubeSchedulerConfiguration, default_configuration, load_config
+from kubesched.features import Features, KubeVersion, features_for
 from kubesched.live.flags import LeaderElectionFlags, ServingOptions
 from kubesched.live.leader import LeaderElector
 from kubesched.live.runner import RunResult, run_scheduler
@@ -36,6 +37,8 @@ class RunOptions:
     kubeconfig: str = ""
     master: str = ""
     deterministic: bool = False
+    kube_version: str | None = None
+    feature_gates: tuple[str, ...] = ()
 
 
 _AUTHORIZATION = re.compile(r"""(?i)(authorization['"]?\s*[:=,]\s*['"]?(?:b['"])?)(bearer|basic)\s+[^\s'",})\]]+""")
@@ -98,12 +101,15 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     """kube-scheduler's Run. Returns when stopped ("stopped": binds in flight finished, lease
     released) or as soon as leadership is lost ("lost-leadership"). ``api`` replaces the client
     the configuration and ``--kubeconfig`` / ``--master`` would give (it is closed on return)."""
-    cfg: KubeSchedulerConfiguration = load_config(options.config) if options.config else default_configuration()
+    features = features_for(options.kube_version, options.feature_gates)
+    cfg: KubeSchedulerConfiguration = (load_config(options.config, features=features) if options.config
+                                       else default_configuration(features=features))
     le = leader_election_flags.apply(cfg.leader_election)
     stop = stop if stop is not None else threading.Event()
     if api is None:
         api = ApiClient.for_client_connection(cfg.client_connection, kubeconfig=options.kubeconfig,
                                               master=options.master)
+    warn_on_version_skew(api, features)
     restore_signals = _install_signal_handlers(stop)
     metrics = SchedulerMetrics()
     checks = HealthChecks()
@@ -170,6 +176,25 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
             server.stop()
         api.close()
         restore_signals()
+
+
+def warn_on_version_skew(api: ApiClient, features: Features) -> str | None:
+    """Read the API server's /version and warn when its release is not the one whose semantics
+    decide (``--kube-version``): the cluster's own scheduler would decide differently. Returns the
+    warning (None when they agree or /version cannot be read)."""
+    try:
+        info = api.get_json("/version")
+        version = KubeVersion.parse(str(info.get("gitVersion") or f"{info.get('major')}.{info.get('minor')}"))
+    except Exception as e:  # noqa: BLE001 - only a warning depends on it
+        log.warning("cannot read the API server's /version (%s): deciding as %s", e, features.oracle)
+        return None
+    if version == features.version:
+        log.info("API server %s; deciding as %s", info.get("gitVersion", version), features.oracle)
+        return None
+    msg = (f"the API server runs Kubernetes {version} but kubesched decides as {features.oracle} "
+           f"(--kube-version {features.version}): decisions follow {features.version}'s scheduler")
+    log.warning(msg)
+    return msg
 
 
 def _always() -> bool:

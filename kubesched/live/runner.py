@@ -54,10 +54,12 @@ from kubesched.cluster.live import (
     ApiClient,
     Change,
     LiveCluster,
+    LiveOptions,
 )
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.errors import ApiError, KubeschedError
 from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.framework import (
     GVK,
     NOMINATING_OVERRIDE,
@@ -76,7 +78,7 @@ from kubesched.plugins.helpers.fiterror import fit_error_message
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.nodeports.plugin import fits as node_ports_fit
 from kubesched.plugins.noderesources import fits as resources_fit
-from kubesched.plugins.registry import REGISTRY, Factory
+from kubesched.plugins.registry import Factory, registry_for
 from kubesched.scheduler import NO_NODES_AVAILABLE, Attempt, Scheduler, truncate_message
 
 log = logging.getLogger(__name__)
@@ -230,12 +232,15 @@ class LiveScheduler:
     def __init__(self, config: KubeSchedulerConfiguration | None, cluster: LiveCluster, *,
                  registry: Mapping[str, Factory] | None = None, deterministic: bool = False,
                  seed: int | None = None, bind_workers: int = 16, metrics: RunnerMetrics | None = None,
-                 check_invariants: bool | None = None) -> None:
-        """``check_invariants``: check the scheduler's invariants after every cycle
+                 check_invariants: bool | None = None, features: Features | None = None) -> None:
+        """``features``: the release whose semantics decide (default: the configuration's).
+        ``check_invariants``: check the scheduler's invariants after every cycle
         (kubesched._runtime.invariants; None: the KUBESCHED_CHECK_INVARIANTS environment variable).
         A violation found by a binding cycle (a worker thread) is raised by the next
         :meth:`schedule_one` and by :meth:`stop`."""
-        self.config = config if config is not None else default_configuration()
+        self.features = (features if features is not None else config.features if config is not None
+                         else DEFAULT_FEATURES)
+        self.config = config if config is not None else default_configuration(features=self.features)
         self.cluster = cluster
         self.metrics = metrics
         self.stats = RunStats()
@@ -255,12 +260,12 @@ class LiveScheduler:
         profiles = with_ignored_extended_resources(self.config.profiles, self.config.extenders)
         self.extenders: list[HTTPExtender] = new_http_extenders(self.config.extenders)
         self.profiles: dict[str, Framework] = {}
-        reg = registry if registry is not None else REGISTRY
+        reg = registry if registry is not None else registry_for(self.features)
         for profile in profiles:
             handle = FrameworkHandle(
                 self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
                 binder=self._bind, deleter=self._delete_victim, clear_nomination=self._clear_nomination,
-                deterministic=deterministic, rng=self.rng, extenders=self.extenders)
+                deterministic=deterministic, rng=self.rng, extenders=self.extenders, features=self.features)
             self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle)
         missing = set(self.profiles) - cluster.scheduler_names
         if missing:
@@ -269,7 +274,8 @@ class LiveScheduler:
         self.scheduler = Scheduler(
             self.profiles, self.cache, self.nominator, deterministic=deterministic, rng=self.rng,
             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score or 0,
-            set_nominated_node=self._set_nominated, clock=time.time, extenders=self.extenders)
+            set_nominated_node=self._set_nominated, clock=time.time, extenders=self.extenders,
+            features=self.features)
         # VolumeBinding's BindPodVolumes: write the PV/PVC updates, wait for the PV controller.
         self.volume_binder = LiveVolumeBinder(cluster, bind_timeouts(self.profiles), unlocked=self._unlocked,
                                               wait=self._wait_unlocked, stopping=self._stopping.is_set)
@@ -881,7 +887,8 @@ def run_scheduler(config: KubeSchedulerConfiguration | None, client: ApiClient |
     if isinstance(client, LiveCluster):
         cluster = client
     else:
-        cluster = LiveCluster(client, scheduler_names=[p.scheduler_name for p in cfg.profiles])
+        cluster = LiveCluster(client, scheduler_names=[p.scheduler_name for p in cfg.profiles],
+                              options=LiveOptions(features=cfg.features))
     sched = LiveScheduler(cfg, cluster, registry=registry, metrics=metrics, **options)
     if register_wake is not None:
         register_wake(sched.wake)

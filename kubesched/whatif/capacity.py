@@ -58,10 +58,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.features import Features
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.config.types import PluginRef, PluginSet
 from kubesched.errors import FieldError, KubeschedError, ManifestError
+from kubesched.features import Features
 from kubesched.objects import ClusterObjects, Pod, Source, Workload, load_manifests
 from kubesched.objects.kinds import is_ignored_kind
 

@@ -13,6 +13,7 @@ import pytest
 from builders import make_pod
 
 from kubesched.errors import FieldError
+from kubesched.features import FEATURES_1_30
 from kubesched.objects import Pod
 from kubesched.objects.parse import parse_pod
 from kubesched.objects.resources import (
@@ -57,7 +58,9 @@ def pod(
             m["spec"]["initContainers"][i].setdefault("resources", {})["limits"] = spec["limits"]
     if containers and all(not s for s in containers):
         m["spec"]["containers"] = [{"name": f"c{i}"} for i in range(len(containers))]
-    return parse_pod(m)
+    # The rows are v1.30's calculateResource (the sidecar quirk); 1.36's accounting is in
+    # test_resources_136 below.
+    return parse_pod(m, features=FEATURES_1_30)
 
 
 # (id, containers, init containers, overhead, requests, non-zero cpu, non-zero memory, score requests)

@@ -93,7 +93,7 @@ class FilterPlan:
         # resource steps' outcome on a node depends on besides the node and its pods.
         self.layout = tuple(layout)
         self.key = tuple(key)
-        self._wrapped: dict[tuple[int, tuple[str, ...]], Status] = {}
+        self._wrapped: dict[tuple[int, tuple[str, ...], bool], Status] = {}
 
     def free(self, node_info: NodeInfo) -> list[int]:
         out: list[int] = []
@@ -101,6 +101,29 @@ class FilterPlan:
             assert s.fit is not None
             out.extend(s.fit.free(node_info))
         return out
+
+    def alloc(self, node_info: NodeInfo) -> list[int]:
+        """The node's allocatable, laid out as :meth:`free` (for 1.36's unresolvable oversize)."""
+        out: list[int] = []
+        for s in self.resource_steps:
+            assert s.fit is not None
+            out.extend(s.fit.alloc(node_info))
+        return out
+
+    def table_alloc(self, table: NodeTable, rows: IntArray) -> IntArray:
+        """:meth:`alloc` of table rows, shape (len(need), len(rows))."""
+        parts = []
+        for s in self.resource_steps:
+            assert s.fit is not None
+            parts.append(s.fit.table_alloc(table, rows))
+        if not parts:
+            return np.zeros((0, len(rows)), np.int64)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    @property
+    def needs_alloc(self) -> bool:
+        """Whether a resource step's status depends on the allocatable (1.36)."""
+        return any(s.fit is not None and s.fit.oversize_unresolvable for s in self.resource_steps)
 
     def usage(self, pod: Pod) -> list[int]:
         if len(self.resource_steps) == 1:
@@ -130,18 +153,21 @@ class FilterPlan:
             return np.zeros((0, len(rows)), np.int64)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def resource_status(self, k: int, free: Sequence[int]) -> Status | None:
-        """Step ``k``'s status (plugin set) for a node with this free vector."""
+    def resource_status(self, k: int, free: Sequence[int], alloc: Sequence[int] | None = None) -> Status | None:
+        """Step ``k``'s status (plugin set) for a node with this free vector (and allocatable,
+        laid out alike: 1.36 makes a request above it unresolvable)."""
         step = self.steps[k]
         fit = step.fit
         assert fit is not None
         reasons = fit.insufficient(free[step.start:step.stop])
         if not reasons:
             return None
-        key = (k, reasons)
+        over = fit.oversize(alloc[step.start:step.stop] if alloc is not None else None)
+        key = (k, reasons, over)
         s = self._wrapped.get(key)
         if s is None:
-            s = self._wrapped[key] = Status.unschedulable(*reasons).with_plugin(step.plugin.name)
+            base = Status.unresolvable(*reasons) if over else Status.unschedulable(*reasons)
+            s = self._wrapped[key] = base.with_plugin(step.plugin.name)
         return s
 
     def node_only_status(self, k: int, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -154,6 +180,7 @@ class FilterPlan:
         """RunFilterPlugins on a node whose free vector is ``free``: the first failing step's
         status, or None. ``node_only`` caches the node-only steps' statuses of this node
         (they do not change with its pods)."""
+        alloc = self.alloc(node_info) if self.needs_alloc else None
         for k, step in enumerate(self.steps):
             if step.fit is None:
                 if k in node_only:
@@ -161,7 +188,7 @@ class FilterPlan:
                 else:
                     s = node_only[k] = self.node_only_status(k, state, pod, node_info)
             else:
-                s = self.resource_status(k, free)
+                s = self.resource_status(k, free, alloc)
             if s is not None:
                 return s
         return None

@@ -46,11 +46,13 @@ class ResourceFit:
     names: tuple[str, ...]
     need: tuple[int, ...]
     reasons: tuple[str, ...]
-    _statuses: dict[tuple[str, ...], Status] = field(default_factory=dict, compare=False, repr=False)
+    # 1.36 fitsRequest: a node whose allocatable itself is below a request is unresolvable.
+    oversize_unresolvable: bool = False
+    _statuses: dict[tuple[tuple[str, ...], bool], Status] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, milli_cpu: int, memory: int, ephemeral_storage: int,
-           scalars: Sequence[tuple[str, int]]) -> ResourceFit:
+           scalars: Sequence[tuple[str, int]], *, oversize_unresolvable: bool = False) -> ResourceFit:
         """The checks for a pod requesting ``milli_cpu``, ``memory``, ``ephemeral_storage``
         and ``scalars`` — the scalar resources fitsRequest checks, in its order: non-zero
         and not ignored (the caller applies its ignore rules)."""
@@ -65,7 +67,7 @@ class ResourceFit:
                 names.append(name)
                 need.append(q)
         reasons = tuple(REASON_TOO_MANY_PODS if n == PODS else f"Insufficient {n}" for n in names)
-        return cls(tuple(names), tuple(need), reasons)
+        return cls(tuple(names), tuple(need), reasons, oversize_unresolvable)
 
     # ---- one node
     def free(self, node_info: NodeInfo) -> list[int]:
@@ -84,6 +86,41 @@ class ResourceFit:
                 out.append(alloc.scalar.get(name, 0) - used.scalar.get(name, 0))
         return out
 
+    def alloc(self, node_info: NodeInfo) -> list[int]:
+        """The allocatable of every checked resource (pods: allowed pod number)."""
+        a = node_info.allocatable
+        out = [a.allowed_pod_number]
+        for name in self.names[1:]:
+            if name == "cpu":
+                out.append(a.milli_cpu)
+            elif name == "memory":
+                out.append(a.memory)
+            elif name == "ephemeral-storage":
+                out.append(a.ephemeral_storage)
+            else:
+                out.append(a.scalar.get(name, 0))
+        return out
+
+    def table_alloc(self, table: NodeTable, rows: IntArray) -> IntArray:
+        """:meth:`alloc` of each row, shape (len(names), len(rows))."""
+        out = np.empty((len(self.names), len(rows)), np.int64)
+        out[0] = table.alloc_pods[rows]
+        for i, name in enumerate(self.names[1:], 1):
+            cols = _NATIVE_COLUMNS.get(name)
+            if cols is not None:
+                out[i] = getattr(table, cols[0])[rows]
+            else:
+                col = table.scalar_alloc.get(name)
+                out[i] = col[rows] if col is not None else 0
+        return out
+
+    def oversize(self, alloc: Sequence[int] | None) -> bool:
+        """Whether a request (not the pod count) exceeds the node's allocatable, when that
+        makes the status unresolvable (1.36) and ``alloc`` is known."""
+        if not self.oversize_unresolvable or alloc is None:
+            return False
+        return any(q > a for q, a in zip(self.need[1:], alloc[1:], strict=True))
+
     def usage(self, pod: Pod) -> list[int]:
         """What NodeInfo.AddPod adds to ``requested`` (and the pod count) for the checked
         resources: the pod's PodRequests (cpu in milli-units)."""
@@ -97,15 +134,17 @@ class ResourceFit:
         """The reasons of every check ``free`` fails, in fitsRequest's order."""
         return tuple(r for r, q, f in zip(self.reasons, self.need, free, strict=True) if q > f)
 
-    def status(self, free: Sequence[int]) -> Status | None:
-        """None when the pod fits, else the Unschedulable status NodeResourcesFit's Filter
-        returns (before the framework sets the plugin name)."""
+    def status(self, free: Sequence[int], alloc: Sequence[int] | None = None) -> Status | None:
+        """None when the pod fits, else the status NodeResourcesFit's Filter returns (before
+        the framework sets the plugin name): Unschedulable, or in 1.36 UnschedulableAndUnresolvable
+        when a request exceeds the node's allocatable ``alloc``."""
         reasons = self.insufficient(free)
         if not reasons:
             return None
-        s = self._statuses.get(reasons)
+        over = self.oversize(alloc)
+        s = self._statuses.get((reasons, over))
         if s is None:
-            s = self._statuses[reasons] = Status.unschedulable(*reasons)
+            s = self._statuses[(reasons, over)] = Status.unresolvable(*reasons) if over else Status.unschedulable(*reasons)
         return s
 
     # ---- many nodes (NodeTable rows)

@@ -243,7 +243,8 @@ class Fit:
         if fit is None:
             ignored, groups = self.ignored_resources, self.ignored_resource_groups
             fit = ResourceFit.of(req.milli_cpu, req.memory, req.ephemeral_storage,
-                                 [(n, q) for n, q in req.scalar if q != 0 and not _is_ignored(n, ignored, groups)])
+                                 [(n, q) for n, q in req.scalar if q != 0 and not _is_ignored(n, ignored, groups)],
+                                 oversize_unresolvable=self._oversize_unresolvable)
             if len(self._resource_fits) >= 256:
                 self._resource_fits.clear()
             self._resource_fits[req] = fit  # requests of the same shape share one (immutable)

@@ -343,7 +343,7 @@ def test_resource_fit_is_the_filter_of_node_resources_fit(seed: int) -> None:
         free = fit.table_free(table, np.array([ni.index for ni in nodes], np.int64))
         for i, ni in enumerate(nodes):
             assert free[:, i].tolist() == fit.free(ni)
-            assert status_key(fit.status(fit.free(ni))) == status_key(
+            assert status_key(fit.status(fit.free(ni), fit.alloc(ni))) == status_key(
                 None if (s := fit_plugin.filter(st, pod, ni)) is None else s.with_plugin(""))
 
 

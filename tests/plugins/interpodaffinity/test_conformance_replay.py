@@ -20,6 +20,7 @@ import pytest
 from kubesched._cache import Cache
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import CycleState, NodeInfo, NodeScore, PodInfo, Status
 from kubesched.objects import Pod, load_manifests
 from kubesched.plugins.interpodaffinity import NAME, InterPodAffinity, new
@@ -50,7 +51,7 @@ def _filter(pl: InterPodAffinity, state: CycleState, pod: Pod, ni: NodeInfo, nom
 
 
 def replay(name: str) -> tuple[int, list[str]]:
-    objs = load_manifests([CORPUS / "scenarios" / f"{name}.yaml"])
+    objs = load_manifests([CORPUS / "scenarios" / f"{name}.yaml"], features=FEATURES_1_30)
     expected = json.loads((CORPUS / "expected" / f"{name}.json").read_text())
     running = {p.key: p for p in objs.pods if p.node_name and not p.is_terminal}
     pending = {p.key: p for p in objs.pods if not p.node_name}
@@ -59,7 +60,7 @@ def replay(name: str) -> tuple[int, list[str]]:
     cache.add_nodes(objs.nodes)
     for p in running.values():
         cache.add_pod(p)
-    handle = FrameworkHandle(cache, MemoryObjects.from_cluster(objs))
+    handle = FrameworkHandle(cache, MemoryObjects.from_cluster(objs), features=FEATURES_1_30)
     pl = new(None, handle)
     checked = 0
     mismatches: list[str] = []

@@ -1,5 +1,6 @@
-"""NodePorts (upstream node_ports_test.go TestNodePorts / TestPreFilterDisabled / TestFits,
-adapted to v1.30: init containers' ports, sidecars included, are not considered)."""
+"""NodePorts (upstream node_ports_test.go TestNodePorts / TestPreFilterDisabled / TestFits):
+plain init containers' ports are never considered; sidecars' (restartable init containers')
+are from 1.36 on (GetHostPorts), not in v1.30."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import pytest
 from builders import make_node, make_pod, obj
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import GVK, ActionType, Code, CycleState, NodeInfo, PreFilterPlugin, StateData
 from kubesched.objects import Pod
+from kubesched.objects.parse import parse_pod
 from kubesched.plugins import nodeports
 from kubesched.plugins.nodeports import NAME
-from kubesched.plugins.nodeports.plugin import fits
+from kubesched.plugins.nodeports.plugin import fits, get_container_ports
 
 ERR = "node(s) didn't have free ports for the requested pod ports"
 
@@ -44,6 +47,14 @@ def init_port_pod(sidecar: bool) -> Pod:
     m["spec"]["initContainers"] = [ic]
     pod: Pod = obj(m)
     return pod
+
+
+def test_in_v1_30_a_sidecar_s_host_port_is_not_considered() -> None:
+    m = make_pod().name("p").manifest()
+    m["spec"]["initContainers"] = [{"name": "init", "image": "", "restartPolicy": "Always",
+                                    "ports": [{"containerPort": 8001, "hostPort": 8001, "protocol": "TCP"}]}]
+    assert get_container_ports(parse_pod(m, features=FEATURES_1_30)) == ()
+    assert get_container_ports(parse_pod(m)) == (("", "TCP", 8001),)
 
 
 def node_info_with(*existing: Pod) -> tuple[FrameworkHandle, NodeInfo]:
@@ -75,7 +86,7 @@ def node_info_with(*existing: Pod) -> tuple[FrameworkHandle, NodeInfo]:
         (port_pod("UDP/127.0.0.1/8001"),
          [port_pod("TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001", node="m1", name="e")], False, False),
         (init_port_pod(sidecar=False), [port_pod("TCP/0.0.0.0/8001", node="m1", name="e")], True, None),
-        (init_port_pod(sidecar=True), [port_pod("TCP/0.0.0.0/8001", node="m1", name="e")], True, None),
+        (init_port_pod(sidecar=True), [port_pod("TCP/0.0.0.0/8001", node="m1", name="e")], False, False),
         (port_pod("TCP//8001"), [port_pod("TCP/127.0.0.1/8001", node="m1", name="e")], False, False),
         (port_pod("TCP/127.0.0.1/8001"), [port_pod("TCP//8001", node="m1", name="e")], False, False),
         (port_pod("TCP/127.0.0.1/8001"), [port_pod("TCP/127.0.0.1/8001", node="other", name="e")], False, True),
@@ -95,7 +106,7 @@ def node_info_with(*existing: Pod) -> tuple[FrameworkHandle, NodeInfo]:
         "0.0.0.0 in use with another protocol fits",
         "UDP on 0.0.0.0 in use conflicts",
         "a non-sidecar init container's host port is not considered",
-        "in v1.30 a sidecar init container's host port is not considered either",
+        "a sidecar init container's host port conflicts (1.36)",
         "an empty host IP means 0.0.0.0 for the wanted port",
         "an empty host IP means 0.0.0.0 for the used port",
         "a pod on another node does not use this node's ports",

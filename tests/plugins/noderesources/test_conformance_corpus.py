@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import CycleState
 from kubesched.objects import Pod
 from kubesched.objects.manifests import load_manifests
@@ -34,12 +35,12 @@ class Report:
 
 def replay(name: str) -> Report:
     rep = Report()
-    objs = load_manifests([CORPUS / "scenarios" / f"{name}.yaml"])
+    objs = load_manifests([CORPUS / "scenarios" / f"{name}.yaml"], features=FEATURES_1_30)
     expected = json.loads((CORPUS / "expected" / f"{name}.json").read_text())
     running = [p for p in objs.pods if p.node_name and not p.is_terminal]
     pending = {p.key: p for p in objs.pods if not p.node_name}
     by_key = {p.key: p for p in running}
-    handle = FrameworkHandle.for_nodes(objs.nodes, running)
+    handle = FrameworkHandle.for_nodes(objs.nodes, running, features=FEATURES_1_30)
     fit = new_fit(None, handle)
     ba = new_balanced_allocation(None, handle)
     nominated = any(p.nominated_node_name for p in pending.values())

@@ -1,5 +1,9 @@
 """Helpers shared by the noderesources tests: pods and nodes shaped like upstream's test
-helpers (newResourcePod, makeNode, st.MakeNode().Capacity), built through the real parsers."""
+helpers (newResourcePod, makeNode, st.MakeNode().Capacity), built through the real parsers.
+
+The tables of these tests are kube-scheduler v1.30's (fit_test.go, balanced_allocation_test.go,
+...): pods and handles are v1.30's. What 1.36 changed is tested in tests/test_kube_versions.py
+and in the 1.36 tables beside them."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import numpy.typing as npt
 from builders import make_node, make_pod
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import NodeInfo
 from kubesched.objects import Node, Pod
 
@@ -47,7 +52,7 @@ def pod(*containers: Req, init: Sequence[Req] = (), sidecars: Sequence[int] = ()
         b = b.init_container(requests=dict(c) if c else None, sidecar=i in sidecars)
     if overhead is not None:
         b.m["spec"]["overhead"] = dict(overhead)
-    return b.obj()
+    return b.obj(FEATURES_1_30)
 
 
 def empty_pod(node: str = "", name: str = "p") -> Pod:
@@ -70,7 +75,7 @@ def make_node_milli(name: str, milli_cpu: int, memory: int, extended: Mapping[st
 
 
 def cluster(nodes: Sequence[Node], pods: Sequence[Pod] = ()) -> FrameworkHandle:
-    return FrameworkHandle.for_nodes(list(nodes), list(pods))
+    return FrameworkHandle.for_nodes(list(nodes), list(pods), features=FEATURES_1_30)
 
 
 def infos(handle: FrameworkHandle, names: Sequence[str]) -> list[NodeInfo]:

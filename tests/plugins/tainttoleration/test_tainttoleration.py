@@ -11,11 +11,12 @@ import pytest
 from builders import make_node, make_pod
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features
 from kubesched.framework import GVK, MAX_NODE_SCORE, ActionType, Code, CycleState, NodeScore
 from kubesched.objects import Node, Pod, Taint, Toleration
 from kubesched.plugins import tainttoleration
 from kubesched.plugins.tainttoleration import NAME
-from kubesched.plugins.tainttoleration.plugin import find_untolerated_taint
+from kubesched.plugins.tainttoleration.plugin import ERR_REASON_UNTOLERATED, find_untolerated_taint
 
 T = dict[str, Any]
 
@@ -152,8 +153,12 @@ def test_score(pod: Pod, nodes: list[Node], expected: list[int]) -> None:
         "an empty-key Exists toleration tolerates every taint",
     ],
 )
-def test_filter(pod: Pod, node: Node, want: str | None) -> None:
-    handle = FrameworkHandle.for_nodes([node])
+@pytest.mark.parametrize("features", [FEATURES_1_30, FEATURES_1_36],
+                         ids=["v1.30 names the taint", "1.36 gives one reason for any taint"])
+def test_filter(pod: Pod, node: Node, want: str | None, features: Features) -> None:
+    if want is not None and features.enabled("GenericTaintReason"):
+        want = ERR_REASON_UNTOLERATED
+    handle = FrameworkHandle.for_nodes([node], features=features)
     pl = tainttoleration.new(None, handle)
     ni = handle.snapshot.get(node.name)
     assert ni is not None

@@ -23,6 +23,7 @@ from typing import Any
 
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
 from kubesched.objects import Pod, load_manifests
 from kubesched.plugins import nodevolumelimits, volumebinding, volumerestrictions, volumezone
@@ -64,7 +65,7 @@ def _fmt(s: Status | None) -> tuple[str, tuple[str, ...]] | None:
 
 def check_scenario(name: str) -> list[str]:
     """Mismatches (empty when the volume plugins agree with the trace everywhere)."""
-    objs = load_manifests([CORPUS / "scenarios" / f"{name}.yaml"])
+    objs = load_manifests([CORPUS / "scenarios" / f"{name}.yaml"], features=FEATURES_1_30)
     expected = json.loads((CORPUS / "expected" / f"{name}.json").read_text())
     objects = MemoryObjects.from_cluster(objs)
     pods_by_key = {p.key: p for p in objs.pods}
@@ -74,7 +75,7 @@ def check_scenario(name: str) -> list[str]:
     problems: list[str] = []
     for i, step in enumerate(expected["steps"]):
         pod = pods_by_key[step["pod"]]
-        handle = FrameworkHandle.for_nodes(objs.nodes, list(running.values()), objects)
+        handle = FrameworkHandle.for_nodes(objs.nodes, list(running.values()), objects, features=FEATURES_1_30)
         plugins = _plugins(handle)
         state = CycleState()
         pre: Status | None = None

@@ -22,7 +22,7 @@ from kubesched.plugins import volumebinding
 from kubesched.plugins.volumebinding import NAME, VolumeBinding, pending_volume_bindings
 from kubesched.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
-    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NODE_CONFLICT_136,
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
 )
@@ -164,7 +164,7 @@ CASES = [
     pytest.param(pod_with("pvc-a", "pvc-b"), [node("node-a", foo="barbar")],
                  [pvc("pvc-a", "wait-sc", bound_pv="pv-a"), pvc("pvc-b", "wait-sc")],
                  [pv("pv-a", "wait-sc", phase="Available", affinity={"foo": ["bar"]})], None,
-                 [Status.unresolvable(ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT)], None,
+                 [Status.unresolvable(ERR_REASON_NODE_CONFLICT_136, ERR_REASON_BIND_CONFLICT)], None,
                  id="a bound claim with node affinity conflict and an unmatched unbound claim give both reasons"),
     pytest.param(pod_with("pvc-a"), [node("node-a")], [pvc("pvc-a", "wait-sc", bound_pv="pv-a")], [], None,
                  [Status.unresolvable(ERR_REASON_PV_NOT_EXIST)], None, id="a claim bound to a missing PV does not fit"),
@@ -231,7 +231,7 @@ def test_bound_local_pvs_do_not_restrict_the_candidate_nodes() -> None:
     assert result is None or result == PreFilterResult()
     assert pre is None
     got = [pl.filter(state, pod_with("pvc-a"), ni) for ni in sorted(handle.snapshot.list(), key=lambda n: n.name)]
-    assert got == [None, Status.unresolvable(ERR_REASON_NODE_CONFLICT), Status.unresolvable(ERR_REASON_NODE_CONFLICT)]
+    assert got == [None, Status.unresolvable(ERR_REASON_NODE_CONFLICT_136), Status.unresolvable(ERR_REASON_NODE_CONFLICT_136)]
 
 
 @pytest.mark.parametrize(
@@ -469,7 +469,7 @@ GCE_PV = pv("gce", "wait-sc", source={"gcePersistentDisk": {"pdName": "disk"}},
     ("annotation", "labels", "want"),
     [
         pytest.param("", {}, None, id="an in-tree PV is checked as is when the node has not migrated the plugin"),
-        pytest.param("kubernetes.io/gce-pd", {}, Status.unresolvable(ERR_REASON_NODE_CONFLICT),
+        pytest.param("kubernetes.io/gce-pd", {}, Status.unresolvable(ERR_REASON_NODE_CONFLICT_136),
                      id="a migrated in-tree PV's zone label becomes CSI topology the node must have"),
         pytest.param("kubernetes.io/gce-pd", {"topology.gke.io/zone": "us-central1-a"}, None,
                      id="a migrated in-tree PV fits a node with the CSI zone label"),

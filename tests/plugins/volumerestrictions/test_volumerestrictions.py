@@ -18,7 +18,7 @@ from kubesched.plugins import volumerestrictions
 from kubesched.plugins.volumerestrictions import NAME, VolumeRestrictions
 from kubesched.plugins.volumerestrictions.plugin import (
     ERR_REASON_DISK_CONFLICT,
-    ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,
+    ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136,
 )
 
 GCE = {"pdName": "foo"}
@@ -134,7 +134,7 @@ PVCS = [rwop_pvc("claim-with-rwop"), rwop_pvc("claim-with-rwx", "ReadWriteMany")
         pytest.param(POD_RWOP, [RUNNING_RWX], PVCS, Status.skip(), None,
                      id="a ReadWriteOncePod claim nobody uses is no conflict"),
         pytest.param(POD_RWOP, [RUNNING_RWOP, RUNNING_RWX], PVCS, None,
-                     Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT),
+                     Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136),
                      id="a ReadWriteOncePod claim already used by a scheduled pod conflicts"),
         pytest.param(POD_RWX, [RUNNING_RWX], PVCS, Status.skip(), None,
                      id="a ReadWriteMany claim in use is no conflict"),
@@ -158,7 +158,7 @@ def test_conflict_on_another_node_still_rejects_every_node() -> None:
     for n in ("node-1", "node-2"):
         ni = handle.snapshot.get(n)
         assert ni is not None
-        assert pl.filter(state, POD_RWOP, ni) == Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+        assert pl.filter(state, POD_RWOP, ni) == Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136)
 
 
 def test_add_pod_and_remove_pod_update_the_conflict_count_on_a_clone() -> None:
@@ -171,11 +171,11 @@ def test_add_pod_and_remove_pod_update_the_conflict_count_on_a_clone() -> None:
     clone = state.clone()
     assert ext.remove_pod(clone, POD_RWOP, PodInfo(RUNNING_RWOP), ni) is None
     assert pl.filter(clone, POD_RWOP, ni) is None
-    assert pl.filter(state, POD_RWOP, ni) == Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+    assert pl.filter(state, POD_RWOP, ni) == Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136)
     # Adding a nominated pod using the claim brings it back.
     nominated = make_pod().name("nominated").pvc("claim-with-rwop").obj()
     assert ext.add_pod(clone, POD_RWOP, PodInfo(nominated), ni) is None
-    assert pl.filter(clone, POD_RWOP, ni) == Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+    assert pl.filter(clone, POD_RWOP, ni) == Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136)
 
 
 def test_filter_without_pre_filter_state_is_an_error_when_no_disk_conflict() -> None:
