@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from kubesched.cli import main
 from kubesched.config import parse_config
 from kubesched.config.policy import load_policy
+from kubesched.features import FEATURES_1_30
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "examples" / "cluster"
@@ -74,7 +75,7 @@ def test_convert_policy_prints_the_equivalent_configuration() -> None:
     printed = yaml.safe_load(r.stdout)
     assert printed["kind"] == "KubeSchedulerConfiguration"
     assert printed["profiles"][0]["plugins"]["multiPoint"] == {"disabled": [{"name": "*"}]}
-    assert parse_config(printed) == load_policy(EXAMPLE_POLICY)
+    assert parse_config(printed, features=FEATURES_1_30) == load_policy(EXAMPLE_POLICY)
 
 
 def test_convert_policy_prints_notes_on_stderr(tmp_path: Path) -> None:
@@ -82,7 +83,7 @@ def test_convert_policy_prints_notes_on_stderr(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["config", "convert-policy", str(path)])
     assert r.exit_code == 0, r.output
     assert r.stderr.startswith("note: alwaysCheckAllPredicates has no KubeSchedulerConfiguration equivalent")
-    assert parse_config(yaml.safe_load(r.stdout)) == load_policy(path)
+    assert parse_config(yaml.safe_load(r.stdout), features=FEATURES_1_30) == load_policy(path)
 
 
 @pytest.mark.parametrize("data, message", [

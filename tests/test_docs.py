@@ -58,7 +58,8 @@ def test_the_documented_plugin_and_config_schedule_pods(doc_plugin: types.Module
     placed = [n for n in res.final.values() if n]
     assert sorted(placed) == ["n1", "n1", "n2", "n2"]  # maxPods: 2 from the document's pluginConfig
     assert res.final["default/p4"] is None
-    assert res.pending["default/p4"] == "0/2 nodes are available: 2 node already runs 2 pods. preemption: 0/2 nodes " \
+    assert res.pending["default/p4"] == "0/2 nodes are available: 2 node already runs 2 pods. no new claims to deallocate, preemption: " \
+                                        "0/2 nodes " \
                                         "are available: 2 No preemption victims found for incoming pod."
 
 

@@ -71,7 +71,7 @@ def test_a_gang_that_does_not_fit_binds_none_and_releases_every_reservation() ->
     assert out["placements"]["shop/web"]
     failed = [(e["time"], e["pod"], e["message"]) for e in out["timeline"] if e["reason"] == "FailedScheduling"]
     # trainer-3 finds no room (the three others hold a node each while they wait at Permit).
-    assert failed[0] == (3.0, "ml/trainer-3", "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes "
+    assert failed[0] == (3.0, "ml/trainer-3", "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes "
                                               "are available: 3 No preemption victims found for incoming pod.")
     # 30 s after it was reserved, trainer-0's wait times out; its Unreserve rejects the others.
     assert (30.0, "ml/trainer-0", "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at plugin "

@@ -16,25 +16,27 @@ from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
+from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features
 from kubesched.framework import CycleState, NodeInfo, Status
 from kubesched.objects import Node, Pod
-from kubesched.plugins.registry import REGISTRY
+from kubesched.plugins.registry import registry_for
 from kubesched.scheduler import Scheduler, truncate_message
 
 
 def make_scheduler(nodes: list[Node], pods: list[Pod] = (), *, deterministic: bool = True,  # type: ignore[assignment]
-                   percentage: int = 0, profile: Any = None, reg: Any = REGISTRY) -> Scheduler:
+                   percentage: int = 0, profile: Any = None, reg: Any = None,
+                   features: Features = FEATURES_1_36) -> Scheduler:
     cache = Cache(len(nodes) or 1)
     cache.add_nodes(nodes)
     for p in pods:
         cache.add_pod(p)
     nominator = QueueNominator()
-    profile = profile if profile is not None else default_configuration().profiles[0]
+    profile = profile if profile is not None else default_configuration(features=features).profiles[0]
     handle = FrameworkHandle(cache, MemoryObjects(pods=pods), nominator, deterministic=deterministic,
-                             rng=random.Random(1))
-    fwk = build_framework(profile, reg, handle)
+                             rng=random.Random(1), features=features)
+    fwk = build_framework(profile, reg if reg is not None else registry_for(features), handle)
     return Scheduler({profile.scheduler_name: fwk}, cache, nominator, deterministic=deterministic,
-                     rng=random.Random(1), percentage_of_nodes_to_score=percentage)
+                     rng=random.Random(1), percentage_of_nodes_to_score=percentage, features=features)
 
 
 def nodes(n: int, cpu: str = "4") -> list[Node]:
@@ -148,14 +150,20 @@ def test_random_ties_spread_over_equal_nodes() -> None:
     assert len(chosen) > 1
 
 
-def test_fit_error_message_counts_reasons_sorted_as_strings() -> None:
+@pytest.mark.parametrize(("features", "message"), [
+    pytest.param(FEATURES_1_30, "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: ml}, 3 Insufficient "
+                 "cpu. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption "
+                 "victims found for incoming pod.", id="v1.30"),
+    pytest.param(FEATURES_1_36, "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu. no new "
+                 "claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for "
+                 "scheduling.", id="1.36: 2 cpu on 1-cpu nodes is unresolvable"),
+])
+def test_fit_error_message_counts_reasons_sorted_as_strings(features: Features, message: str) -> None:
     ns = nodes(3, cpu="1") + [make_node().name("tainted").capacity(cpu="8", memory="32Gi", pods=110)
                                .taint("dedicated", "ml").obj()]
-    a = make_scheduler(ns).schedule_one(make_pod().name("p").req(cpu="2").obj())
+    a = make_scheduler(ns, features=features).schedule_one(make_pod().name("p").req(cpu="2").obj(features))
     assert a.outcome == "Unschedulable"
-    assert a.message == ("0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: ml}, 3 Insufficient cpu. "
-                         "preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, "
-                         "3 No preemption victims found for incoming pod.")
+    assert a.message == message
     assert a.failures["node-0"].plugin == "NodeResourcesFit"
 
 
@@ -167,10 +175,15 @@ def test_no_nodes_is_its_own_message() -> None:
 def test_prefilter_rejection_gives_every_node_the_same_status() -> None:
     pod = make_pod().name("p").affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ghost"]}]}]}}}).obj()
-    a = make_scheduler(nodes(3)).schedule_one(pod)
+    a = make_scheduler(nodes(3), features=FEATURES_1_30).schedule_one(pod)
     assert a.message == ("0/3 nodes are available: preemption: 0/3 nodes are available: "
                          "3 Preemption is not helpful for scheduling.")
     assert a.failures == {}
+    # 1.36: the PreFilterResult names no existing node, so every node is absent and counted.
+    a = make_scheduler(nodes(3)).schedule_one(pod)
+    assert a.message == ("0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. no new claims to "
+                         "deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+    assert a.failures["node-0"].plugin == ""
 
 
 def test_start_index_advances_modulo_all_nodes_when_prefilter_narrows_the_list() -> None:

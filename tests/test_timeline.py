@@ -250,7 +250,7 @@ def test_preemptor_waits_for_its_victim_to_terminate_and_keeps_the_node_from_low
         (30, "FailedScheduling", "late"),
     ]
     # The nominated pod counts in late's filtering, and also in its preemption dry run.
-    assert message(res, "late", 10) == ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
+    assert message(res, "late", 10) == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
                                         "0/1 nodes are available: 1 Insufficient cpu.")
     assert message(res, "late", 30).endswith("preemption: 0/1 nodes are available: "
                                              "1 No preemption victims found for incoming pod.")
@@ -298,7 +298,7 @@ def test_preemptor_retried_while_its_victim_terminates_is_not_eligible_to_preemp
     sim, res = simulate([node("n1")], pods)
     assert events(res, "p") == [(0, "FailedScheduling", "p"), (0, "Nominated", "p"), (330, "FailedScheduling", "p"),
                                 (600, "Scheduled", "p")]
-    assert message(res, "p", 330) == ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
+    assert message(res, "p", 330) == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
                                       "not eligible due to a terminating pod on the nominated node.")
     assert metric(res, "scheduler_preemption_attempts_total") == 2
     assert metric(res, "scheduler_preemption_victims")["count"] == 1
@@ -310,7 +310,7 @@ def test_pod_with_preemption_policy_never_waits_instead_of_preempting() -> None:
     pods = [pod("v", "4", on="n1", grace=30), pod("p", "4", priority=100, never=True)]
     _, res = simulate([node("n1")], pods)
     assert events(res) == [(0, "FailedScheduling", "p")]
-    assert message(res, "p", 0) == ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
+    assert message(res, "p", 0) == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
                                     "not eligible due to preemptionPolicy=Never.")
     assert res.final == {"default/v": "n1", "default/p": None}
     assert metric(res, "scheduler_preemption_attempts_total") == 1
@@ -456,7 +456,7 @@ def test_pods_arrive_at_their_creation_time_in_priority_order_and_the_metrics_co
     assert res.final == {"default/b": "n1", "default/c": "n1", "default/d": None}
     assert res.deleted == ["default/a"]
     assert res.end - res.start == 20
-    assert res.pending == {"default/d": ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
+    assert res.pending == {"default/d": ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
                                          "0/1 nodes are available: 1 No preemption victims found for incoming pod.")}
     data = res.metrics.as_dict(PROFILE)
     assert data["scheduler_schedule_attempts_total"] == [

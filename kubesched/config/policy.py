@@ -90,6 +90,7 @@ from kubesched.config.types import (
 )
 from kubesched.config.validation import configuration_errors, extender_errors, plugin_args_errors, raise_errors
 from kubesched.errors import ConfigError, FieldError
+from kubesched.features import FEATURES_1_30
 
 POLICY_KIND = "Policy"
 POLICY_API_VERSION = "v1"
@@ -903,7 +904,9 @@ def translate_policy(policy: Policy, *, default_pod_topology_spread: bool = True
         plugins=built,
         plugin_config=default_plugin_config(built, explicit),
     )
-    result = KubeSchedulerConfiguration(profiles=(profile,), extenders=policy.extenders)
+    # A Policy names plugins only v1.30's configuration still accepts (EBSLimits, ...): the
+    # translation is a v1.30 configuration, whichever release then decides with it.
+    result = KubeSchedulerConfiguration(profiles=(profile,), extenders=policy.extenders, features=FEATURES_1_30)
     errs = configuration_errors(result)
     if errs:  # not expected: the translation only produces valid configurations
         raise FieldError("", "the translated configuration is invalid: " + "; ".join(str(e) for e in errs))

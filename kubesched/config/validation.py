@@ -43,6 +43,8 @@ from kubesched.config.args import (
     VolumeBindingArgs,
 )
 from kubesched.config.types import (
+    API_VERSION,
+    EXTENSION_POINTS,
     Extender,
     KubeSchedulerConfiguration,
     PluginSet,
@@ -100,6 +102,8 @@ def configuration_errors(cc: KubeSchedulerConfiguration) -> list[FieldError]:
         for i, prof in enumerate(cc.profiles):
             path = f"profiles[{i}]"
             errs.extend(profile_errors(prof, path))
+            if cc.features.enabled("InTreeVolumeLimitsRemoved"):
+                errs.extend(_invalid_plugin_errors(prof, path))
             if prof.scheduler_name in seen:
                 errs.append(
                     f.duplicate(f"{path}.schedulerName", f"profiles[{seen[prof.scheduler_name]}].schedulerName")
@@ -119,6 +123,22 @@ def configuration_errors(cc: KubeSchedulerConfiguration) -> list[FieldError]:
             )
         )
     errs.extend(extender_errors(cc.extenders))
+    return errs
+
+
+# invalidPluginsByVersion (validation.go, from 1.31): plugins removed from kubescheduler.config.k8s.io/v1.
+INVALID_V1_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+
+
+def _invalid_plugin_errors(prof: Profile, path: str) -> list[FieldError]:
+    """validatePluginSetForInvalidPlugins over every extension point of the profile."""
+    errs: list[FieldError] = []
+    for attr, key in EXTENSION_POINTS:
+        for j, ref in enumerate(getattr(prof.plugins, attr).enabled):
+            if ref.name in INVALID_V1_PLUGINS:
+                errs.append(f.invalid(f"{path}.plugins.{key}.enabled[{j}]", ref.name,
+                                      f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is '
+                                      f'version "{API_VERSION}")'))
     return errs
 
 

@@ -73,20 +73,15 @@ REGISTRY_1_30: dict[str, Factory] = {
     "RequestedToCapacityRatio": noderesources_legacy.new_requested_to_capacity_ratio,
 }
 
-# Removed from the in-tree registry in 1.31 (the in-tree volume limits moved to CSI limits).
-_REMOVED_IN_TREE_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits")
-
-
 def registry_for(features: Features | None = None) -> dict[str, Factory]:
-    """NewInTreeRegistry of ``features``' release: 1.30's registry without the in-tree volume
-    limit plugins once they were removed, with DynamicResources where its gate is on (it
-    implements resource.k8s.io/v1, so only from that API's release) and NodeDeclaredFeatures
-    where its gate is on."""
+    """NewInTreeRegistry of ``features``' release: 1.30's registry, with DynamicResources where
+    its gate is on (it implements resource.k8s.io/v1, so only from that API's release) and
+    NodeDeclaredFeatures where its gate is on."""
     features = features if features is not None else DEFAULT_FEATURES
+    # The in-tree volume limit plugins left the default profile in 1.31 and are refused by a
+    # 1.31+ configuration's validation (validation.go invalidPluginsByVersion); their factories
+    # stay, like the other legacy ones, for what a legacy Policy translates into.
     reg = dict(REGISTRY_1_30)
-    if features.enabled("InTreeVolumeLimitsRemoved"):
-        for name in _REMOVED_IN_TREE_LIMITS:
-            reg.pop(name, None)
     if features.enabled("DynamicResourceAllocation") and features.enabled("DynamicResourcesScoring"):
         reg[dynamicresources.NAME] = dynamicresources.new
     if features.enabled("NodeDeclaredFeatures"):

@@ -125,7 +125,9 @@ NO_EVICTION_NOTE = ("the packing evicts no running pod (no preemption): pods alr
 STATIC_FILTERS = frozenset((
     "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeLabel",
     "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "CinderLimits",
-    "VolumeBinding", "VolumeZone",
+    "VolumeBinding", "VolumeZone", "NodeDeclaredFeatures",
+    # Only for a pod without resource claims (Filter skipped): a pod with claims is not modelled.
+    "DynamicResources",
 ))
 FIT, PORTS, INTER_POD_AFFINITY, SPREAD = "NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread"
 MODELLED_FILTERS = frozenset((FIT, PORTS, INTER_POD_AFFINITY, SPREAD))
@@ -1048,6 +1050,9 @@ def _not_modelled_reason(sim: Simulator, pod: Pod) -> str | None:
     spread = next((p for p in fwk.filter if p.name == SPREAD), None)
     if spread is not None and getattr(spread, "constraints", None) is not None and spread.constraints(pod, _DO_NOT_SCHEDULE):
         return "hard topology spread (DoNotSchedule): whether a node fits depends on where the other pods go"
+    if pod.resource_claims and "DynamicResources" in names:
+        return ("resource claims: which devices are free on a node depends on where the other claims' pods go "
+                "(DynamicResources is not modelled)")
     volumes = _tracked_volumes(pod)
     if volumes:
         return (f"volumes the scheduler tracks ({', '.join(volumes)}): volume binding, zones and limits are not "

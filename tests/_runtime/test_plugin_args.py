@@ -330,4 +330,4 @@ def test_a_pre_filter_plugin_without_pre_filter_extensions_works() -> None:
     res = sim.run()
     assert res.final == {"default/ok": "n1", "default/blocked": None}
     message = res.steps[1].attempt.message
-    assert message is not None and message.startswith("0/1 nodes are available: not today. preemption:")
+    assert message is not None and message.startswith("0/1 nodes are available: not today. no new claims to deallocate, preemption:")

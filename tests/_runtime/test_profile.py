@@ -13,20 +13,23 @@ from kubesched._runtime.profile import build_framework
 from kubesched._runtime.registry import in_tree_registry
 from kubesched.config import default_configuration, parse_config
 from kubesched.errors import ConfigError, PluginError
+from kubesched.features import FEATURES_1_30, Features
 
 
 def names(plugins: list[Any]) -> list[str]:
     return [p.name for p in plugins]
 
 
-def build(yaml_profile: dict[str, Any] | None = None, registry: Any = None) -> Any:
-    cfg = default_configuration() if yaml_profile is None else parse_config(
-        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [yaml_profile]})
-    return build_framework(cfg.profiles[0], registry or in_tree_registry(), FrameworkHandle.for_nodes([]))
+def build(yaml_profile: dict[str, Any] | None = None, registry: Any = None, features: Features | None = None) -> Any:
+    cfg = default_configuration(features=features) if yaml_profile is None else parse_config(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [yaml_profile]},
+        features=features)
+    return build_framework(cfg.profiles[0], registry or in_tree_registry(features),
+                           FrameworkHandle.for_nodes([], features=features))
 
 
 def test_default_profile_expands_like_upstream() -> None:
-    fwk = build()
+    fwk = build(features=FEATURES_1_30)
     assert names(fwk.pre_enqueue) == ["SchedulingGates"]
     assert fwk.queue_sort.name == "PrioritySort"
     assert names(fwk.pre_filter) == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "EBSLimits",

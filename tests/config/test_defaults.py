@@ -24,6 +24,7 @@ from kubesched.config import (
 )
 from kubesched.config.args import (
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -33,6 +34,8 @@ from kubesched.config.args import (
     ScoringStrategy,
     VolumeBindingArgs,
 )
+from kubesched.errors import ConfigError
+from kubesched.features import FEATURES_1_30, FEATURES_1_36
 
 # facts 1.1, in order, with weights (0 = no MultiPoint weight).
 UPSTREAM_MULTI_POINT = [
@@ -75,7 +78,7 @@ def minimal(**fields: Any) -> dict[str, Any]:
 
 
 def test_default_multi_point_list_is_upstreams_with_weights() -> None:
-    plugins = default_configuration().profiles[0].plugins
+    plugins = default_configuration(features=FEATURES_1_30).profiles[0].plugins
     assert [(p.name, p.weight) for p in plugins.multi_point.enabled] == UPSTREAM_MULTI_POINT
     assert plugins.multi_point.disabled == ()
     for key, ps in plugins.items():
@@ -84,7 +87,7 @@ def test_default_multi_point_list_is_upstreams_with_weights() -> None:
 
 
 def test_default_plugin_config_is_upstreams_defaulted_args_in_sorted_order() -> None:
-    prof = default_configuration().profiles[0]
+    prof = default_configuration(features=FEATURES_1_30).profiles[0]
     assert list(prof.plugin_config.items()) == UPSTREAM_DEFAULT_ARGS
     assert dict(DEFAULT_ARGS) == dict(UPSTREAM_DEFAULT_ARGS)
 
@@ -109,7 +112,7 @@ def test_a_file_with_only_apiversion_and_kind_is_the_default_configuration() -> 
 
 
 def test_dynamic_resources_goes_right_before_default_preemption_when_its_gate_is_on() -> None:
-    names = default_plugins(dynamic_resource_allocation=True).multi_point.names()
+    names = default_plugins(FEATURES_1_30, dynamic_resource_allocation=True).multi_point.names()
     i = names.index("DynamicResources")
     assert names[i + 1] == "DefaultPreemption"
     assert len(names) == len(UPSTREAM_MULTI_POINT) + 1
@@ -160,7 +163,7 @@ def test_plugin_names_used_lists_every_enabled_plugin_once_sorted() -> None:
                 {"schedulerName": "b", "plugins": {"multiPoint": {"disabled": [{"name": "*"}]},
                                                    "bind": {"enabled": [{"name": "MyBinder"}]}}},
             ]
-        )
+        ), features=FEATURES_1_30,
     )  # fmt: skip
     assert plugin_names_used(c) == tuple(sorted({n for n, _ in UPSTREAM_MULTI_POINT} | {"Custom", "MyBinder"}))
 
@@ -284,7 +287,7 @@ def names_weights(ps_: PluginSet) -> list[tuple[str, int]]:
     ],
 )
 def test_profile_plugins_merge_with_the_defaults(plugins: dict[str, Any], expected: list[tuple[str, int]]) -> None:
-    prof = parse_config(minimal(profiles=[{"plugins": plugins}])).profiles[0]
+    prof = parse_config(minimal(profiles=[{"plugins": plugins}]), features=FEATURES_1_30).profiles[0]
     assert names_weights(prof.plugins.multi_point) == expected
 
 
@@ -303,7 +306,7 @@ def test_explicit_plugin_config_comes_first_then_defaults_by_name() -> None:
         minimal(profiles=[{"pluginConfig": [
             {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 30}},
             {"name": "OutOfTree", "args": {"anything": [1, 2]}},
-        ]}])
+        ]}]), features=FEATURES_1_30,
     ).profiles[0]  # fmt: skip
     assert list(prof.plugin_config) == [
         "VolumeBinding", "OutOfTree", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
@@ -318,3 +321,31 @@ def test_default_profile_helper_merges_and_completes_args() -> None:
     assert prof.scheduler_name == "other"
     assert prof.plugins.multi_point.enabled == ()
     assert prof.plugin_config == {}
+
+
+# v1.36's getDefaultPlugins (apis/config/v1/default_plugins.go): no in-tree volume limits,
+# DynamicResources (weight 2) before DefaultPreemption, NodeDeclaredFeatures last.
+UPSTREAM_MULTI_POINT_136 = [
+    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3),
+    ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1), ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0), ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2), ("DynamicResources", 2), ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0), ("NodeDeclaredFeatures", 0),
+]
+
+
+def test_the_1_36_default_multi_point_list_is_upstreams_with_weights() -> None:
+    prof = default_configuration(features=FEATURES_1_36).profiles[0]
+    assert [(p.name, p.weight) for p in prof.plugins.multi_point.enabled] == UPSTREAM_MULTI_POINT_136
+    # SetDefaults_DynamicResourcesArgs: filterTimeout 10 s, bindingTimeout 10 min, among the others by name.
+    assert list(prof.plugin_config) == sorted(prof.plugin_config)
+    assert prof.plugin_config["DynamicResources"] == DynamicResourcesArgs(filter_timeout=10.0, binding_timeout=600.0)
+    assert default_configuration() == default_configuration(features=FEATURES_1_36)
+
+
+def test_a_1_36_configuration_refuses_the_removed_in_tree_volume_limit_plugins() -> None:
+    data = minimal(profiles=[{"plugins": {"filter": {"enabled": [{"name": "EBSLimits"}]}}}])
+    assert parse_config(data, features=FEATURES_1_30).profiles[0].plugins.filter.enabled[0].name == "EBSLimits"
+    with pytest.raises(ConfigError, match=r'profiles\[0\]\.plugins\.filter\.enabled\[0\]: Invalid value: "EBSLimits": '
+                                          r'was invalid in version "kubescheduler.config.k8s.io/v1"'):
+        parse_config(data, features=FEATURES_1_36)

@@ -47,6 +47,7 @@ from kubesched.config.policy import (
     translate_policy_data,
 )
 from kubesched.errors import ConfigError
+from kubesched.features import FEATURES_1_30
 from kubesched.plugins.registry import REGISTRY
 
 EXAMPLE_POLICY = Path(__file__).resolve().parents[2] / "examples" / "policy" / "policy.yaml"
@@ -673,7 +674,7 @@ def test_legacy_extenders_are_carried_over_with_their_case_insensitive_fields() 
         url_prefix="/prefix", filter_verb="filter", prioritize_verb="prioritize", weight=1, bind_verb="bind",
         enable_https=True, tls_config=ExtenderTLSConfig(insecure=True), http_timeout=1e-9, node_cache_capable=True,
         managed_resources=(ExtenderManagedResource("example.com/foo", True),), ignorable=True),)
-    assert parse_config(dump_config(cfg)) == cfg
+    assert parse_config(dump_config(cfg), features=FEATURES_1_30) == cfg
 
 
 def test_an_extender_without_timeout_gets_five_seconds() -> None:
@@ -776,7 +777,7 @@ def names(*ns: str) -> list[dict[str, str]]:
 def test_upstream_compatibility_policies(fields: dict[str, Any], expected: dict[str, list[Any]]) -> None:
     cfg = translate(**fields)
     assert translated_points(cfg) == expected
-    assert parse_config(dump_config(cfg)) == cfg  # the printed configuration means the same
+    assert parse_config(dump_config(cfg), features=FEATURES_1_30) == cfg  # the printed configuration means the same
 
 
 # ---------------------------------------------------------------- every v1.5-era name at once, files
@@ -813,7 +814,7 @@ def test_a_policy_with_every_v15_era_name_is_accepted_and_converted() -> None:
                   ("NodeResourcesLeastAllocated", 1), ("NodeResourcesMostAllocated", 1), ("NodeAffinity", 1),
                   ("RequestedToCapacityRatio", 1), ("PodTopologySpread", 1), ("TaintToleration", 1)],
     }
-    assert parse_config(dump_config(cfg)) == cfg
+    assert parse_config(dump_config(cfg), features=FEATURES_1_30) == cfg
 
 
 def test_a_tab_indented_json_policy_file_loads(tmp_path: Path) -> None:
@@ -860,7 +861,7 @@ def test_the_example_policy_converts() -> None:
         present_labels_preference=("node.kubernetes.io/instance-type",))
     assert prof.plugin_config["InterPodAffinity"] == InterPodAffinityArgs(hard_pod_affinity_weight=10)
     assert ("NodeLabel", 2) in [(p.name, p.weight) for p in prof.plugins.score.enabled]
-    assert parse_config(dump_config(t.config)) == t.config
+    assert parse_config(dump_config(t.config), features=FEATURES_1_30) == t.config
 
 
 @pytest.mark.parametrize("gate", [True, False], ids=["with DefaultPodTopologySpread", "without the gate"])

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from kubesched.config import API_VERSION, KIND, default_configuration, dump_config, parse_config
+from kubesched.features import FEATURES_1_30, FEATURES_1_36
 
 # What kube-scheduler v1.30 prints for an empty configuration (keys sorted, weight 0 for
 # MultiPoint plugins without a weight, every extension point present).
@@ -146,7 +147,16 @@ profiles:
 
 
 def test_defaults_print_like_upstream() -> None:
-    assert dump_config(default_configuration()) == yaml.safe_load(UPSTREAM_DEFAULTS_YAML)
+    assert dump_config(default_configuration(features=FEATURES_1_30)) == yaml.safe_load(UPSTREAM_DEFAULTS_YAML)
+
+
+def test_the_1_36_defaults_print_dynamic_resources_args_as_durations() -> None:
+    printed = dump_config(default_configuration(features=FEATURES_1_36))
+    args = {c["name"]: c["args"] for c in printed["profiles"][0]["pluginConfig"]}
+    assert args["DynamicResources"] == {"apiVersion": API_VERSION, "kind": "DynamicResourcesArgs",
+                                        "bindingTimeout": "10m0s", "filterTimeout": "10s"}
+    names = [p["name"] for p in printed["profiles"][0]["plugins"]["multiPoint"]["enabled"]]
+    assert "EBSLimits" not in names and names[-1] == "NodeDeclaredFeatures"
 
 
 def test_printed_keys_are_in_alphabetical_order() -> None:

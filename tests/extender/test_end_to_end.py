@@ -421,7 +421,7 @@ def test_nodes_the_filter_extender_finds_unresolvable_are_excluded_from_preempti
     assert out["preempted"] == [] and step["victims"] == []
     if unresolvable:
         assert step["failures"]["n1"] == {"plugin": "", "reasons": ["rack drained"]}
-        assert step["message"] == ("0/1 nodes are available: 1 rack drained. preemption: 0/1 nodes are available: "
+        assert step["message"] == ("0/1 nodes are available: 1 rack drained. no new claims to deallocate, preemption: 0/1 nodes are available: "
                                    "1 Preemption is not helpful for scheduling.")
     else:
         assert step["failures"]["n1"] == {"plugin": "", "reasons": ["rack busy"]}

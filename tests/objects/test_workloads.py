@@ -662,8 +662,10 @@ def test_daemonset_pods_land_one_per_node_and_respect_taints(tmp_path: Path) -> 
         else:
             assert result.final[key] == target
     (failed,) = [s.attempt for s in result.steps if s.attempt.outcome != "Scheduled"]
-    # NodeAffinity's PreFilterResult narrows the search to the one node the pod requires.
-    assert failed.message == ("0/4 nodes are available: 1 Insufficient cpu. preemption: 0/4 nodes are available: "
+    # NodeAffinity's PreFilterResult narrows the search to the one node the pod requires; 1.36
+    # counts the other nodes in the message.
+    assert failed.message == ("0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) "
+                              "[NodeAffinity]. no new claims to deallocate, preemption: 0/4 nodes are available: "
                               "1 No preemption victims found for incoming pod, 3 Preemption is not helpful for "
                               "scheduling.")
 

@@ -83,7 +83,7 @@ CASES = [
     Case("with --preempt the first copy evicts the batch pod, a second fits, the third finds no victim",
          [node("n1"), priority_class("high", 1000), pod("batch", "3", "1Gi", node_name="n1")],
          [pod("urgent", "2", "1Gi", priorityClassName="high")], 2, [2], {"n1": 2}, UNSCHEDULABLE,
-         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+         "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: "
          "1 No preemption victims found for incoming pod.", "default/urgent-2",
          kwargs={"preempt": True}, preempted=["default/batch"]),
 ]
@@ -196,7 +196,8 @@ def test_json_output_has_the_documented_shape(tmp_path: Path) -> None:
     r = run("capacity", cluster, "--pod", template, "-o", "json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert set(out) == {"kind", "total", "templates", "nodes", "stop", "preemption", "deterministic", "seed",
+    assert out["semantics"] == {"oracle": "kube-scheduler v1.36.2", "kubeVersion": "1.36", "featureGates": {}}
+    assert set(out) == {"semantics", "kind", "total", "templates", "nodes", "stop", "preemption", "deterministic", "seed",
                         "attempts", "placements", "preempted", "boundPods", "pendingPods", "excludedNodes", "notes"}
     assert (out["kind"], out["total"], out["attempts"], out["preemption"]) == ("CapacityReview", 11, 12, False)
     assert out["templates"] == [{"name": "Pod default/web", "file": template, "namespace": "default",

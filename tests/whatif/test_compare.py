@@ -203,7 +203,8 @@ def test_json_output_has_the_documented_shape() -> None:
             "-o", "json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert set(out) == {"kind", "procedure", "seed", "nodes", "pendingPods", "configurations", "placedDifferently"}
+    assert out["semantics"]["kubeVersion"] == "1.36"
+    assert set(out) == {"semantics", "kind", "procedure", "seed", "nodes", "pendingPods", "configurations", "placedDifferently"}
     assert (out["kind"], out["procedure"], out["nodes"], out["pendingPods"]) == ("CompareReview", "deterministic", 3, 4)
     least, most = out["configurations"]
     assert least["name"] == "default" and most["name"] == str(MOST)
