@@ -114,20 +114,23 @@ class PreFilterState:
     """filtering.go: preFilterState. ``keys`` maps each constraint key to its counts;
     ``self_match[i]`` caches ``constraints[i].selector.Matches(pod.labels)``."""
 
-    __slots__ = ("constraints", "self_match", "keys", "present", "version")
+    __slots__ = ("constraints", "self_match", "keys", "present", "version", "count_keys")
 
     def __init__(self, constraints: tuple[Constraint, ...], self_match: tuple[int, ...],
-                 keys: dict[str, KeyCounts], present: dict[str, list[str]], version: int) -> None:
+                 keys: dict[str, KeyCounts], present: dict[str, list[str]], version: int,
+                 count_keys: tuple[str, ...] | None = None) -> None:
         self.constraints = constraints
         self.self_match = self_match
         self.keys = keys
         self.present = present  # values of the pairs PreFilter created, per key
         self.version = version  # table.node_version the row ids belong to (-1: none)
+        # constraint i counts in keys[count_keys[i]]: its topology key (v1.30) or its own (1.36).
+        self.count_keys = count_keys if count_keys is not None else tuple(c.topology_key for c in constraints)
 
     def clone(self) -> PreFilterState:
         """Constraints, domains and value ids are shared; counts and paths are copied."""
         return PreFilterState(self.constraints, self.self_match, {k: v.clone() for k, v in self.keys.items()},
-                              self.present, self.version)
+                              self.present, self.version, self.count_keys)
 
     def pair_counts(self, key: str) -> dict[str, int]:
         """TpPairToMatchNum for one key, as a map (tests)."""
@@ -156,14 +159,24 @@ def _paths_from_arrays(values: Sequence[str], match: IntArray, present: BoolArra
     return paths
 
 
+def count_keys(constraints: tuple[Constraint, ...], per_constraint: bool) -> tuple[str, ...]:
+    """Where each constraint's matching pods are counted. v1.30 keyed the counts by topology key
+    (TpPairToMatchNum: constraints on one key share counts and critical paths); 1.36 keeps them
+    per constraint (TpValueToMatchNum[i], CriticalPaths[i])."""
+    if not per_constraint:
+        return tuple(c.topology_key for c in constraints)
+    return tuple(f"#{i}" for i in range(len(constraints)))
+
+
 def compute_state(pod: Pod, constraints: tuple[Constraint, ...], table: NodeTable, index: TopologyIndex,
-                  counts: PodCounts) -> PreFilterState:
+                  counts: PodCounts, *, per_constraint: bool = False) -> PreFilterState:
     """calPreFilterState over the table: per topology key, the matching pods of the nodes
     having every constraint's key (and passing the constraint's node inclusion policies)
     summed per value — sums kept across cycles (:func:`domain_sums`), so a cycle costs the
     rows changed since the previous one plus one pass over the key's values."""
     keys = list(dict.fromkeys(c.topology_key for c in constraints))
     cols: dict[str, KeyColumn] = {k: index.column(table, k) for k in keys}
+    ckeys = count_keys(constraints, per_constraint)
     honor_affinity = any(c.honor_affinity for c in constraints)
     honor_taints = any(c.honor_taints for c in constraints)
     # What the inclusion masks depend on besides the nodes.
@@ -171,9 +184,10 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], table: NodeTabl
                pod.tolerations if honor_taints else None)
     out: dict[str, KeyCounts] = {}
     present_values: dict[str, list[str]] = {}
-    for k in keys:
+    for ck in dict.fromkeys(ckeys):
+        on_key = [c for c, key in zip(constraints, ckeys, strict=True) if key == ck]
+        k = on_key[0].topology_key
         col = cols[k]
-        on_key = [c for c in constraints if c.topology_key == k]
         layers = [None if c.selector.empty() or c.selector.nothing
                   else counts.counts(table, pod.namespace, c.selector) for c in on_key]
 
@@ -200,21 +214,23 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], table: NodeTabl
         ds = domain_sums(table, sums_key, col.ids, len(col.vocab), masks, layers)
         match = ds.sums.copy()
         paths = _paths_from_arrays(col.values, match, ds.present, col.rank)
-        out[k] = KeyCounts(k, col.vocab, col.ids, match, paths, len(ds.present_ids))
+        out[ck] = KeyCounts(k, col.vocab, col.ids, match, paths, len(ds.present_ids))
         if ds.present_values is None:
             values = col.values
             ds.present_values = [values[i] for i in ds.present_ids]
-        present_values[k] = ds.present_values
+        present_values[ck] = ds.present_values
     self_match = tuple(int(c.selector.matches(pod.labels)) for c in constraints)
-    return PreFilterState(constraints, self_match, out, present_values, table.node_version)
+    return PreFilterState(constraints, self_match, out, present_values, table.node_version, ckeys)
 
 
-def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], infos: Sequence[NodeInfo]) -> PreFilterState:
+def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], infos: Sequence[NodeInfo], *,
+                        per_constraint: bool = False) -> PreFilterState:
     """calPreFilterState, node by node as upstream writes it (reference path, and the path
     for a snapshot whose NodeInfos have no table row)."""
     keys = list(dict.fromkeys(c.topology_key for c in constraints))
+    ckeys = count_keys(constraints, per_constraint)
     required = RequiredNodeAffinity(pod)
-    pair_counts: dict[str, dict[str, int]] = {k: {} for k in keys}
+    pair_counts: dict[str, dict[str, int]] = {k: {} for k in dict.fromkeys(ckeys)}
     for ni in infos:
         node = ni.node
         if node is None:
@@ -222,28 +238,28 @@ def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], infos: Se
         labels = node.meta.labels
         if not node_has_keys(labels, keys):
             continue
+        # v1.30: per node, the last constraint of a key gives that key's count.
         tp_counts: dict[str, tuple[str, int]] = {}
-        for c in constraints:
+        for c, ck in zip(constraints, ckeys, strict=True):
             if not match_node_inclusion(c, pod, node, required):
                 continue
-            tp_counts[c.topology_key] = (labels[c.topology_key],
-                                         count_pods_match_selector(ni.pods, c.selector, pod.namespace))
+            tp_counts[ck] = (labels[c.topology_key], count_pods_match_selector(ni.pods, c.selector, pod.namespace))
         for k, (v, n) in tp_counts.items():
             m = pair_counts[k]
             m[v] = m.get(v, 0) + n
     out: dict[str, KeyCounts] = {}
     present_values: dict[str, list[str]] = {}
-    for k in keys:
-        m = pair_counts[k]
+    for ck, c in dict(zip(ckeys, constraints, strict=True)).items():
+        m = pair_counts[ck]
         vocab = {v: i for i, v in enumerate(m)}
         match = np.fromiter(m.values(), np.int64, len(m))
         paths = CriticalPaths()
         for v in sorted(m):
             paths.update(v, m[v])
-        out[k] = KeyCounts(k, vocab, None, match, paths, len(m))
-        present_values[k] = list(m)
+        out[ck] = KeyCounts(c.topology_key, vocab, None, match, paths, len(m))
+        present_values[ck] = list(m)
     self_match = tuple(int(c.selector.matches(pod.labels)) for c in constraints)
-    return PreFilterState(constraints, self_match, out, present_values, -1)
+    return PreFilterState(constraints, self_match, out, present_values, -1, ckeys)
 
 
 def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node | None, delta: int) -> None:
@@ -251,16 +267,16 @@ def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node 
     if updated.namespace != preemptor.namespace or node is None:
         return
     labels = node.meta.labels
-    if not node_has_keys(labels, s.keys):
+    if not node_has_keys(labels, [c.topology_key for c in s.constraints]):
         return
     required = RequiredNodeAffinity(preemptor)
     pod_labels = updated.labels
-    for c in s.constraints:
+    for c, ck in zip(s.constraints, s.count_keys, strict=True):
         if not c.selector.matches(pod_labels):
             continue
         if not match_node_inclusion(c, preemptor, node, required):
             continue
-        kc = s.keys[c.topology_key]
+        kc = s.keys[ck]
         v = labels[c.topology_key]
         kc.paths.update(v, kc.add(v, delta))
 
@@ -272,7 +288,7 @@ def node_fails(s: PreFilterState, labels: Mapping[str, str]) -> int:
         v = labels.get(c.topology_key)
         if v is None:
             return 2
-        kc = s.keys[c.topology_key]
+        kc = s.keys[s.count_keys[i]]
         if kc.domains == 0:
             # minMatchNum: the key is absent from TpKeyToDomainsNum -> error, logged, and
             # the constraint is skipped.
@@ -294,7 +310,7 @@ def rows_fail(s: PreFilterState, table: NodeTable, rows: IntArray) -> npt.NDArra
         return out
     undecided = np.ones(rows.size, np.bool_)
     for i, c in enumerate(s.constraints):
-        kc = s.keys[c.topology_key]
+        kc = s.keys[s.count_keys[i]]
         assert kc.row_ids is not None
         vids = kc.row_ids[rows]
         missing = vids < 0

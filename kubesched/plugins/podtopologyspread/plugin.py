@@ -71,6 +71,8 @@ class PodTopologySpread:
         a = args if args is not None else PodTopologySpreadArgs()
         _validate(a)
         self.handle = handle
+        # 1.36 counts matching pods per constraint, v1.30 per topology key (filtering.count_keys).
+        self._per_constraint = handle.features.enabled("PerConstraintSpreadCounts")
         self.system_defaulted = a.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints: tuple[TopologySpreadConstraint, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(a.default_constraints))
@@ -109,9 +111,10 @@ class PodTopologySpread:
         infos = snap.list()
         table = snap.table
         counts = pod_counts(table, infos)
+        per = self._per_constraint
         if counts is None:
-            return filtering.compute_state_plain(pod, constraints, infos)
-        return filtering.compute_state(pod, constraints, table, topology_index(table), counts)
+            return filtering.compute_state_plain(pod, constraints, infos, per_constraint=per)
+        return filtering.compute_state(pod, constraints, table, topology_index(table), counts, per_constraint=per)
 
     def pre_filter_extensions(self) -> PodTopologySpread:
         return self
@@ -172,9 +175,11 @@ class PodTopologySpread:
         table = snap.table
         counts = pod_counts(table, infos)
         if counts is None or not _rows_of_table(nodes, table):
-            st = scoring.compute_state_plain(pod, constraints, nodes, require_all, infos)
+            st = scoring.compute_state_plain(pod, constraints, nodes, require_all, infos,
+                                             per_constraint=self._per_constraint)
         else:
-            st = scoring.compute_state(pod, constraints, nodes, require_all, table, topology_index(table), counts)
+            st = scoring.compute_state(pod, constraints, nodes, require_all, table, topology_index(table), counts,
+                                       per_constraint=self._per_constraint)
         state.write(PRE_SCORE_KEY, st)
         return None
 

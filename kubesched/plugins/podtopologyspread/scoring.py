@@ -1,8 +1,9 @@
-"""PreScore state, Score and NormalizeScore (podtopologyspread/scoring.go, v1.30).
+"""PreScore state, Score and NormalizeScore (podtopologyspread/scoring.go).
 
 As in filtering, v1.30 keys the pair counters by (key, value): constraints sharing a
 non-hostname key share one counter per value (each adds its own matching pods to it), and
-only the first of them creates the pairs, so the others get topoSize 0 (weight ln 2).
+only the first of them creates the pairs, so the others get topoSize 0 (weight ln 2). 1.36
+(TopologyValueToPodCounts[i]) keeps a counter, pairs and topoSize per constraint.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kubesched.objects import Pod
 from kubesched.plugins.helpers.gomath import go_round
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread._index import KeyColumn, PodCounts, TopologyIndex, domain_sums
+from kubesched.plugins.podtopologyspread.filtering import count_keys
 from kubesched.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,
@@ -74,11 +76,14 @@ class PreScoreState:
     """scoring.go: preScoreState. Shared, never copied (Clone returns itself upstream)."""
 
     __slots__ = ("constraints", "ignored", "ignored_rows", "pairs", "weights", "host_counts", "key_ids", "version",
-                 "candidates_ignored", "scored_rows")
+                 "candidates_ignored", "scored_rows", "count_keys")
 
     def __init__(self, constraints: tuple[Constraint, ...], ignored: frozenset[str], ignored_rows: BoolArray | None,
                  pairs: dict[str, PairCounts], weights: tuple[float, ...], host_counts: dict[int, IntArray],
-                 key_ids: dict[str, IntArray] | None, version: int, candidates_ignored: BoolArray) -> None:
+                 key_ids: dict[str, IntArray] | None, version: int, candidates_ignored: BoolArray,
+                 count_keys: tuple[str, ...] | None = None) -> None:
+        # constraint i counts in pairs[count_keys[i]] (filtering.count_keys).
+        self.count_keys = count_keys if count_keys is not None else tuple(c.topology_key for c in constraints)
         self.constraints = constraints
         self.ignored = ignored
         self.ignored_rows = ignored_rows  # per table row (batch), or None
@@ -95,7 +100,8 @@ class PreScoreState:
 
 
 def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence[NodeInfo], require_all: bool,
-                  table: NodeTable, index: TopologyIndex, counts: PodCounts) -> PreScoreState:
+                  table: NodeTable, index: TopologyIndex, counts: PodCounts, *,
+                  per_constraint: bool = False) -> PreScoreState:
     """initPreScoreState + PreScore's counting, vectorized over table rows: pairs and
     weights from the scored nodes, counts over every node (the per-value sums kept across
     cycles by :func:`domain_sums`)."""
@@ -113,25 +119,26 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence
         ignored = frozenset(nodes[j].name for j in np.flatnonzero(~fkeep).tolist())
     kept = frows[fkeep]
 
-    # Pairs: created by the first non-hostname constraint of each key, over kept nodes.
+    # Pairs: created by the first non-hostname constraint of each count key, over kept nodes.
+    ckeys = count_keys(constraints, per_constraint)
     pairs: dict[str, PairCounts] = {}
     first_of_key: set[int] = set()
     for i, c in enumerate(constraints):
         k = c.topology_key
-        if k == LABEL_HOSTNAME or k in pairs:
+        if k == LABEL_HOSTNAME or ckeys[i] in pairs:
             continue
         nv = len(cols[k].vocab)
         pids, empty_id = index.pair_ids(table, k)
         created = np.zeros(nv + 1, np.bool_)
         created[pids[kept]] = True
-        pairs[k] = PairCounts(cols[k].vocab, pids, empty_id, np.zeros(nv + 1, np.int64), created)
+        pairs[ckeys[i]] = PairCounts(cols[k].vocab, pids, empty_id, np.zeros(nv + 1, np.int64), created)
         first_of_key.add(i)
     weights: list[float] = []
     for i, c in enumerate(constraints):
         if c.topology_key == LABEL_HOSTNAME:
             sz = len(nodes) - len(ignored)
         elif i in first_of_key:
-            sz = int(pairs[c.topology_key].created.sum())
+            sz = int(pairs[ckeys[i]].created.sum())
         else:
             sz = 0
         weights.append(topology_normalizing_weight(sz))
@@ -152,7 +159,7 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence
             continue
         if empty_sel:
             continue
-        pc = pairs[c.topology_key]
+        pc = pairs[ckeys[i]]
         assert pc.row_ids is not None
 
         def masks(c: Constraint = c) -> list[BoolArray]:
@@ -173,13 +180,14 @@ def compute_state(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence
                                  pod_key), pc.row_ids, pc.counter.size, masks, [layer])
         pc.counter += np.where(pc.created, ds.sums, 0)
     return PreScoreState(constraints, ignored, ignored_rows, pairs, tuple(weights), host_counts,
-                         {k: cols[k].ids for k in keys}, table.node_version, ~fkeep)
+                         {k: cols[k].ids for k in keys}, table.node_version, ~fkeep, ckeys)
 
 
 def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], nodes: Sequence[NodeInfo], require_all: bool,
-                        all_nodes: Sequence[NodeInfo]) -> PreScoreState:
+                        all_nodes: Sequence[NodeInfo], *, per_constraint: bool = False) -> PreScoreState:
     """initPreScoreState + PreScore node by node, as upstream writes it (reference path)."""
     keys = list(dict.fromkeys(c.topology_key for c in constraints))
+    ckeys = count_keys(constraints, per_constraint)
     ignored: set[str] = set()
     counters: dict[str, dict[str, int]] = {}
     topo_size = [0] * len(constraints)
@@ -193,7 +201,7 @@ def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], nodes: Se
         for i, c in enumerate(constraints):
             if c.topology_key == LABEL_HOSTNAME:
                 continue
-            m = counters.setdefault(c.topology_key, {})
+            m = counters.setdefault(ckeys[i], {})
             v = labels.get(c.topology_key, "")
             if v not in m:
                 m[v] = 0
@@ -210,10 +218,10 @@ def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], nodes: Se
         labels = node.meta.labels
         if require_all and not node_has_keys(labels, keys):
             continue
-        for c in constraints:
+        for c, ck in zip(constraints, ckeys, strict=True):
             if not match_node_inclusion(c, pod, node, required):
                 continue
-            tp = counters.get(c.topology_key)
+            tp = counters.get(ck)
             v = labels.get(c.topology_key, "")
             if tp is None or v not in tp:
                 continue
@@ -225,7 +233,8 @@ def compute_state_plain(pod: Pod, constraints: tuple[Constraint, ...], nodes: Se
                               np.fromiter(list(m.values()) + [0], np.int64, len(m) + 1),
                               np.array([True] * len(m) + [False], np.bool_))
     cand_ignored = np.fromiter((ni.name in ignored for ni in nodes), np.bool_, len(nodes))
-    return PreScoreState(constraints, frozenset(ignored), None, pairs, tuple(weights), {}, None, -1, cand_ignored)
+    return PreScoreState(constraints, frozenset(ignored), None, pairs, tuple(weights), {}, None, -1, cand_ignored,
+                         ckeys)
 
 
 def node_score(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
@@ -244,7 +253,7 @@ def node_score(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
         if c.topology_key == LABEL_HOSTNAME:
             cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
         else:
-            cnt = s.pairs[c.topology_key].get(v)
+            cnt = s.pairs[s.count_keys[i]].get(v)
         score += float(cnt) * s.weights[i] + float(c.max_skew - 1)
     return go_round(score)
 
@@ -260,7 +269,7 @@ def rows_score(s: PreScoreState, table: NodeTable, rows: IntArray) -> IntArray:
         if k == LABEL_HOSTNAME:
             cnt = s.host_counts[i][rows]
         else:
-            pc = s.pairs[k]
+            pc = s.pairs[s.count_keys[i]]
             pid = np.where(present, ids, 0)
             cnt = np.where(pc.created[pid], pc.counter[pid], 0) if pc.counter.size else np.zeros(rows.size, np.int64)
         score = score + np.where(present, cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1), 0.0)

@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import make_pod, obj
+from builders import make_node, make_pod, obj
 from plugins.podtopologyspread import conformance_replay
 
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config.args import LIST_DEFAULTING, PodTopologySpreadArgs
 from kubesched.errors import ConfigError
+from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features
 from kubesched.framework import GVK, ActionType, Code, CycleState, NodeInfo, NodeScore, NodeTable, PodInfo, Status
 from kubesched.objects import LabelSelector, Node, Pod, Requirement, TopologySpreadConstraint
 from kubesched.plugins.helpers.gomath import go_round
@@ -84,8 +85,11 @@ ABY = [A, B, Y]
 
 
 def setup(nodes: list[Node], pods: list[Pod], args: PodTopologySpreadArgs | None = LIST,
-          objects: MemoryObjects | None = None) -> tuple[FrameworkHandle, PodTopologySpread]:
-    h = FrameworkHandle.for_nodes(nodes, pods, objects)
+          objects: MemoryObjects | None = None, features: Features = FEATURES_1_30,
+          ) -> tuple[FrameworkHandle, PodTopologySpread]:
+    """The tables of this module are v1.30's (counts per topology key); the randomized
+    equivalence tests run under both releases."""
+    h = FrameworkHandle.for_nodes(nodes, pods, objects, features=features)
     return h, new(args, h)
 
 
@@ -1220,7 +1224,7 @@ def check_equivalence(rng: random.Random, h: FrameworkHandle, pl: PodTopologySpr
     _, pf = pl.pre_filter(st, pod)
     if pf is None:
         s = st.read(PRE_FILTER_KEY)
-        plain = filtering.compute_state_plain(pod, s.constraints, infos)
+        plain = filtering.compute_state_plain(pod, s.constraints, infos, per_constraint=pl._per_constraint)
         assert state_view(s) == state_view(plain)
         assert {k: kc.domains for k, kc in s.keys.items()} == {k: kc.domains for k, kc in plain.keys.items()}
         plain_st = CycleState()
@@ -1258,7 +1262,8 @@ def check_equivalence(rng: random.Random, h: FrameworkHandle, pl: PodTopologySpr
         return
     s2 = ss.read(PRE_SCORE_KEY)
     require_all = bool(pod.topology_spread_constraints) or not pl.system_defaulted
-    plain2 = scoring.compute_state_plain(pod, s2.constraints, cands, require_all, infos)
+    plain2 = scoring.compute_state_plain(pod, s2.constraints, cands, require_all, infos,
+                                         per_constraint=pl._per_constraint)
     assert s2.ignored == plain2.ignored and s2.weights == plain2.weights
     assert pair_maps(s2) == pair_maps(plain2)
     plain_ss = CycleState()
@@ -1275,13 +1280,14 @@ def check_equivalence(rng: random.Random, h: FrameworkHandle, pl: PodTopologySpr
 
 @pytest.mark.parametrize("seed", [pytest.param(s, id=f"random cluster {s} agrees batch and per node")
                                   for s in range(120)])
-def test_batch_equals_per_node_on_random_clusters(seed: int) -> None:
+@pytest.mark.parametrize("features", [FEATURES_1_30, FEATURES_1_36], ids=["v1.30", "1.36"])
+def test_batch_equals_per_node_on_random_clusters(seed: int, features: Features) -> None:
     rng = random.Random(seed)
     nodes, pods, objects = random_cluster(rng)
     args = rng.choice([None, LIST, PodTopologySpreadArgs(default_constraints=(tsc(1, "rack", DO_NOT_SCHEDULE),
                                                                               tsc(2, ZONE, SCHEDULE_ANYWAY)),
                                                          defaulting_type=LIST_DEFAULTING)])
-    h, pl = setup(nodes, pods, args, objects)
+    h, pl = setup(nodes, pods, args, objects, features)
     for _ in range(3):
         check_equivalence(rng, h, pl, random_pod(rng))
 
@@ -1338,3 +1344,24 @@ def test_conformance_corpus(name: str) -> None:
     assert rep.mismatches == []
     if name.endswith("spread"):
         assert rep.checked_filters + rep.checked_scores > 0
+
+
+def test_1_36_counts_two_constraints_on_one_key_separately() -> None:
+    # Zone a holds one app=a pod, zone b one tier=x pod. Constraints (maxSkew 1, zone) on app=a
+    # and on tier=x. v1.30 keeps one count per zone, which each node sets from the key's last
+    # constraint (tier=x: a 0, b 1), and both constraints read it: app=a fits a, not b. 1.36
+    # keeps a count per constraint: app=a (a 1, b 0) skews a, tier=x (a 0, b 1) skews b.
+    nodes = [make_node().name(n).label(ZONE, z).label(HOSTNAME, n).capacity(cpu="4", memory="4Gi", pods=110).obj()
+             for n, z in (("na", "a"), ("nb", "b"))]
+    pods = [make_pod().name("pa").node("na").label("app", "a").obj(),
+            make_pod().name("pb").node("nb").label("tier", "x").obj()]
+    pod = make_pod().name("p").label("app", "a").label("tier", "x") \
+        .spread(1, ZONE, selector={"matchLabels": {"app": "a"}}) \
+        .spread(1, ZONE, selector={"matchLabels": {"tier": "x"}}).obj()
+    verdicts = {}
+    for features in (FEATURES_1_30, FEATURES_1_36):
+        h, pl = setup(nodes, pods, None, None, features)
+        st = CycleState()
+        assert pl.pre_filter(st, pod) == (None, None)
+        verdicts[str(features.version)] = [code_of(pl.filter(st, pod, ni)) for ni in h.snapshot.list()]
+    assert verdicts == {"1.30": ["S", "U"], "1.36": ["U", "U"]}
