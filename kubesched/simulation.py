@@ -34,6 +34,7 @@ from kubesched.plugins.volumebinding import pending_volume_bindings
 from kubesched.scheduler import EXTENDER_SCORE_PREFIX, Attempt, Scheduler
 
 MAX_ATTEMPTS = 3
+DYNAMIC_RESOURCES = "DynamicResources"
 ORACLE = "kube-scheduler v1.30.12"
 
 
@@ -80,7 +81,21 @@ def step_to_json(step: Step) -> dict[str, Any]:
         "message": a.message if a.outcome != "Scheduled" else None,
         "nominatedNode": a.nominated_node,
         "victims": sorted(v.key for v in a.victims),
+        **({"allocations": allocs} if (allocs := claim_allocations(a)) else {}),
     }
+
+
+def claim_allocations(a: Attempt) -> list[dict[str, Any]]:
+    """The devices a scheduled pod's claims hold (DynamicResources), for the trace."""
+    if a.outcome != "Scheduled" or not a.node or a.framework is None or a.state is None or not a.pod.resource_claims:
+        return []
+    out: list[dict[str, Any]] = []
+    for p in a.framework.plugins_at("Reserve"):
+        allocations = getattr(p, "allocations", None)
+        if p.name == DYNAMIC_RESOURCES and allocations is not None:
+            for key, alloc in allocations(a.state, a.node):
+                out.append({"claim": key, "devices": [d.describe() for d in alloc.devices]})
+    return out
 
 
 def terminal_pod_reason(pod: Pod) -> str:

@@ -11,10 +11,12 @@ from kubesched._cache import Cache, Snapshot
 from kubesched._queue.nominator import QueueNominator
 from kubesched._runtime.waiting_pods import WaitingPod, WaitingPods
 from kubesched.cluster.memory import MemoryObjects
+from kubesched.errors import ApiError
 from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.framework import CycleState, Extender, NodeInfo, PodInfo, Status
 from kubesched.framework.handle import ObjectLister, PodNominator
 from kubesched.objects import Node, Pod
+from kubesched.objects.devices import ResourceClaim
 
 
 class FrameworkRunners(Protocol):
@@ -73,6 +75,13 @@ class FrameworkHandle:
     @property
     def features(self) -> Features:
         return self._features
+
+    def update_resource_claim(self, claim: ResourceClaim) -> None:
+        setter = getattr(self._objects, "set_resource_claim", None)
+        if setter is None:
+            raise ApiError(f"resourceclaims {claim.key}: writing ResourceClaims is not supported by this cluster "
+                           "client")
+        setter(claim)
 
     @property
     def snapshot(self) -> Snapshot:

@@ -82,6 +82,7 @@ from kubesched.objects import (
     StorageClass,
     Workload,
 )
+from kubesched.objects.devices import DeviceClass, ResourceClaim, ResourceSlice
 from kubesched.objects.parse import PARSERS, parse_pod
 
 log = logging.getLogger(__name__)
@@ -1442,6 +1443,20 @@ class LiveObjects:
 
     def all_pods(self) -> list[Pod]:
         return self._all("pods")
+
+    # resource.k8s.io/v1 is not informed yet in live mode: a pod with claims waits at
+    # DynamicResources' PreEnqueue (its claims are not found) instead of being mis-scheduled.
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        return None
+
+    def resource_claims(self) -> Sequence[ResourceClaim]:
+        return ()
+
+    def device_classes(self) -> Mapping[str, DeviceClass]:
+        return {}
+
+    def resource_slices(self) -> Sequence[ResourceSlice]:
+        return ()
 
     def node(self, name: str) -> Node | None:
         out: Node | None = self._get("nodes", "", name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from kubesched.objects import (
     ClusterObjects,
@@ -18,6 +18,7 @@ from kubesched.objects import (
     StorageClass,
     Workload,
 )
+from kubesched.objects.devices import DeviceClass, ResourceClaim, ResourceSlice
 
 
 class MemoryObjects:
@@ -36,6 +37,9 @@ class MemoryObjects:
         namespaces: Iterable[Namespace] = (),
         pdbs: Iterable[PodDisruptionBudget] = (),
         pods: Iterable[Pod] = (),
+        device_classes: Iterable[DeviceClass] = (),
+        resource_slices: Iterable[ResourceSlice] = (),
+        resource_claims: Iterable[ResourceClaim] = (),
     ) -> None:
         self._pvcs = {(c.namespace, c.name): c for c in pvcs}
         self._pvs = {v.name: v for v in pvs}
@@ -51,13 +55,17 @@ class MemoryObjects:
         self._namespaces = {n.name: n for n in namespaces}
         self._pdbs = list(pdbs)
         self._pods = {(p.namespace, p.name): p for p in pods}
+        self._device_classes = {c.name: c for c in device_classes}
+        self._slices = list(resource_slices)
+        self._claims = {(c.namespace, c.name): c for c in resource_claims}
 
     @classmethod
     def from_cluster(cls, objs: ClusterObjects) -> MemoryObjects:
         return cls(
             pvcs=objs.pvcs, pvs=objs.pvs, storage_classes=objs.storage_classes, csinodes=objs.csinodes,
             csidrivers=objs.csidrivers, services=objs.services, workloads=objs.workloads,
-            namespaces=objs.namespaces, pdbs=objs.pdbs, pods=objs.pods,
+            namespaces=objs.namespaces, pdbs=objs.pdbs, pods=objs.pods, device_classes=objs.device_classes,
+            resource_slices=objs.resource_slices, resource_claims=objs.resource_claims,
         )
 
     def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
@@ -107,6 +115,22 @@ class MemoryObjects:
 
     def pods(self, namespace: str) -> Sequence[Pod]:
         return [p for (ns, _), p in self._pods.items() if ns == namespace]
+
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self._claims.get((namespace, name))
+
+    def resource_claims(self) -> Sequence[ResourceClaim]:
+        return list(self._claims.values())
+
+    def device_classes(self) -> Mapping[str, DeviceClass]:
+        return self._device_classes
+
+    def resource_slices(self) -> Sequence[ResourceSlice]:
+        return self._slices
+
+    def set_resource_claim(self, claim: ResourceClaim) -> None:
+        """The claim's status written (allocation, reservedFor), or a new claim created."""
+        self._claims[(claim.namespace, claim.name)] = claim
 
     # ---- mutation (simulation)
     def set_pod(self, pod: Pod) -> None:

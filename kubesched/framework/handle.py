@@ -25,6 +25,7 @@ from kubesched.objects import (
     StorageClass,
     Workload,
 )
+from kubesched.objects.devices import DeviceClass, ResourceClaim, ResourceSlice
 
 
 class NodeInfoLister(Protocol):
@@ -75,6 +76,15 @@ class ObjectLister(Protocol):
         """Every pod of the namespace as the API server has it (pending and bound; not
         the scheduler's assumed state), e.g. to count the members of a pod group."""
         ...
+
+    # Dynamic Resource Allocation (resource.k8s.io/v1): the SharedDRAManager's listers.
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None: ...
+
+    def resource_claims(self) -> Sequence[ResourceClaim]: ...
+
+    def device_classes(self) -> Mapping[str, DeviceClass]: ...
+
+    def resource_slices(self) -> Sequence[ResourceSlice]: ...
 
 
 class PodNominator(Protocol):
@@ -230,6 +240,11 @@ class Handle(Protocol):
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Delete a pod (preemption victims). Raises ApiError on failure."""
+        ...
+
+    def update_resource_claim(self, claim: ResourceClaim) -> None:
+        """Write a ResourceClaim's status (DynamicResources' PreBind: allocation, reservedFor;
+        its PostFilter: deallocation). Raises ApiError on failure."""
         ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:

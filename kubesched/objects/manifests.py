@@ -38,6 +38,14 @@ import yaml
 
 from kubesched.errors import FieldError, ManifestError, utf8_error
 from kubesched.features import DEFAULT_FEATURES, Features
+from kubesched.objects.devices import (
+    DRA_API_VERSION,
+    DRA_PARSERS,
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kubesched.objects.kinds import api_group, is_ignored_kind
 from kubesched.objects.model import (
     Affinity,
@@ -145,6 +153,11 @@ class ClusterObjects:
     latest_timestamp: float = 0.0
     # The release whose API server admitted these objects.
     features: Features = DEFAULT_FEATURES
+    # Dynamic Resource Allocation (resource.k8s.io/v1, from 1.34).
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
 
     def source_of(self, obj: object) -> Source | None:
         return self.sources.get(id(obj))
@@ -168,6 +181,10 @@ _LIST_FOR_KIND = {
     "DaemonSet": "controllers",
     "Job": "controllers",
     "Namespace": "namespaces",
+    "DeviceClass": "device_classes",
+    "ResourceSlice": "resource_slices",
+    "ResourceClaim": "resource_claims",
+    "ResourceClaimTemplate": "resource_claim_templates",
 }
 
 
@@ -460,6 +477,10 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     supported): which kinds and fields exist, and what admission adds."""
     feats = features if features is not None else DEFAULT_FEATURES
     objs = ClusterObjects(features=feats)
+    parsers = dict(PARSERS)
+    if feats.enabled("DynamicResourceAllocation"):
+        # resource.k8s.io/v1 is served from the release DRA went GA in.
+        parsers.update({k: ((DRA_API_VERSION,), p) for k, p in DRA_PARSERS.items()})
     # Pods and controllers in document order: where synthesized pods go.
     slots: list[tuple[Pod | Workload, Source, str]] = []
     seen: dict[tuple[str, str, str], Source] = {}
@@ -473,9 +494,9 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                 if not kind:
                     raise ManifestError(file, index, f"{prefix}kind", "Required value: kind is missing")
                 api_version = raw.get("apiVersion")
-                known = isinstance(kind, str) and kind in PARSERS
+                known = isinstance(kind, str) and kind in parsers
                 if known:
-                    versions = PARSERS[kind][0]
+                    versions = parsers[kind][0]
                     if api_version not in versions:
                         # A kind of the same name in another group is a custom resource.
                         other_group = api_group(api_version) not in {api_group(v) for v in versions}
@@ -493,10 +514,13 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                         objs.ignored.append(_ignored(raw, file, index, kind, False))
                         continue
                     hint = "; --ignore-unknown-kinds skips it" if isinstance(kind, str) else ""
+                    if kind in DRA_PARSERS and api_version == DRA_API_VERSION:
+                        hint = (f"; {DRA_API_VERSION} {kind} is served from Kubernetes 1.34 (Dynamic Resource "
+                                f"Allocation), not by the --kube-version {feats.version} API server")
                     raise ManifestError(file, index, f"{prefix}kind",
-                                        f"unsupported kind {kind!r} (supported: {', '.join(sorted(PARSERS))}{hint})")
+                                        f"unsupported kind {kind!r} (supported: {', '.join(sorted(parsers))}{hint})")
                 assert isinstance(kind, str)
-                parser = PARSERS[kind][1]
+                parser = parsers[kind][1]
                 if kind == "Pod":
                     parser = functools.partial(parse_pod, features=feats)
                 raw = _named(_without_managed_fields(raw), kind, f"{file}#{index}#{prefix}", seen, generated_names)

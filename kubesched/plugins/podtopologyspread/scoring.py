@@ -20,7 +20,6 @@ from kubesched.objects import Pod
 from kubesched.plugins.helpers.gomath import go_round
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread._index import KeyColumn, PodCounts, TopologyIndex, domain_sums
-from kubesched.plugins.podtopologyspread.filtering import count_keys
 from kubesched.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,
@@ -28,6 +27,7 @@ from kubesched.plugins.podtopologyspread.common import (
     match_node_inclusion,
     node_has_keys,
 )
+from kubesched.plugins.podtopologyspread.filtering import count_keys
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
