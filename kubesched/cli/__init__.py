@@ -143,7 +143,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     from kubesched._runtime.registry import full_registry
     from kubesched.objects import load_manifests
     from kubesched.objects.manifests import Controllers
-    from kubesched.simulation import Simulator
+    from kubesched.simulation import Simulator, claim_allocations
     from kubesched.timeline import TimelineResult, TimelineSimulator
 
     # `explain` runs the deterministic procedure on the what-if input (controllers' pods
@@ -195,6 +195,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             "preempted": result.deleted,
             "skipped": result.skipped,
             # One line per attempt; the full per-node data is in --trace (and --explain).
+            "allocations": {k: a for k, s in last.items() if (a := claim_allocations(s.attempt))},
             "attempts": [{"pod": st.attempt.pod.key, "attempt": st.number, "outcome": st.attempt.outcome,
                           "node": st.attempt.node, "nominatedNode": st.attempt.nominated_node,
                           "victims": sorted(v.key for v in st.attempt.victims), "message": st.attempt.message
@@ -230,6 +231,9 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
         a = step.attempt
         if a.outcome == "Scheduled":
             note = f"preempted {', '.join(v.key for v in a.victims)}" if a.victims else ""
+            devices = [d for alloc in claim_allocations(a) for d in alloc["devices"]]
+            if devices:
+                note = "; ".join(x for x in (note, "devices: " + ", ".join(devices)) if x)
             table.add_row(key, a.node or "", note)
         else:
             note = a.message or ""

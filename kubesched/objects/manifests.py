@@ -41,6 +41,7 @@ from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.objects.devices import (
     DRA_API_VERSION,
     DRA_PARSERS,
+    POD_CLAIM_NAME_ANNOTATION,
     DeviceClass,
     ResourceClaim,
     ResourceClaimTemplate,
@@ -54,6 +55,7 @@ from kubesched.objects.model import (
     Namespace,
     Node,
     ObjectMeta,
+    OwnerReference,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
@@ -552,6 +554,8 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
             pod_sources.extend((p, src, f"{prefix}spec.template.") for p in expansions[id(obj)].pods)
     objs.pods = [p for p, _, _ in pod_sources]
     admit_pods(objs, pod_sources)
+    if controllers != "none" and objs.resource_claim_templates:
+        _generate_template_claims(objs)
     _note_pods_on_missing_nodes(objs)
     return objs
 
@@ -671,6 +675,53 @@ def merged_label_keys(pod: Pod, features: Features) -> dict[str, Any]:
         if merged != tsc:
             changes["topology_spread_constraints"] = merged
     return changes
+
+
+def _generate_template_claims(objs: ClusterObjects) -> None:
+    """The resourceclaim controller (pkg/controller/resourceclaim): for each pod claim made from
+    a ResourceClaimTemplate that has no claim yet (no ``status.resourceClaimStatuses`` entry), a
+    ResourceClaim ``<pod>-<claim>-<5 random>`` in the pod's namespace, owned by the pod, annotated
+    with the pod's claim name, with the template's spec; the pod's status names it. A missing
+    template leaves the pod without its claim (it waits at DynamicResources' PreEnqueue)."""
+    templates = {(t.meta.namespace, t.meta.name): t for t in objs.resource_claim_templates}
+    taken = {(c.namespace, c.name) for c in objs.resource_claims}
+    generated: list[str] = []
+    pods: list[Pod] = []
+    for pod in objs.pods:
+        statuses = dict(pod.resource_claim_statuses)
+        for ref in pod.resource_claims:
+            if not ref.resource_claim_template_name or ref.name in statuses or pod.node_name:
+                continue
+            template = templates.get((pod.namespace, ref.resource_claim_template_name))
+            if template is None:
+                continue
+            base = f"{pod.name}-{ref.name}-"
+            name = generated_name(base, f"{pod.key}#{ref.name}")
+            attempt = 0
+            while (pod.namespace, name) in taken:
+                attempt += 1
+                name = generated_name(base, f"{pod.key}#{ref.name}", attempt)
+            taken.add((pod.namespace, name))
+            claim = ResourceClaim(
+                ObjectMeta(name=name, namespace=pod.namespace, uid=_uid("ResourceClaim", pod.namespace, name),
+                           annotations={POD_CLAIM_NAME_ANNOTATION: ref.name},
+                           creation_timestamp=pod.meta.creation_timestamp,
+                           owner_references=(OwnerReference("v1", "Pod", pod.name, pod.uid, True),)),
+                template.spec)
+            objs.resource_claims.append(claim)
+            statuses[ref.name] = name
+            generated.append(f"{pod.namespace}/{name}")
+        if statuses != pod.resource_claim_statuses:
+            new = dataclasses.replace(pod, resource_claim_statuses=statuses)
+            if id(pod) in objs.sources:
+                objs.sources[id(new)] = objs.sources[id(pod)]
+            pod = new
+        pods.append(pod)
+    objs.pods = pods
+    if generated:
+        more = f", {len(generated) - 5} more" if len(generated) > 5 else ""
+        objs.notes.append(f"created {len(generated)} ResourceClaim(s) from ResourceClaimTemplates, as the resourceclaim "
+                          f"controller would: {', '.join(generated[:5])}{more}")
 
 
 def admit_pods(objs: ClusterObjects, pod_sources: list[tuple[Pod, Source, str]]) -> None:

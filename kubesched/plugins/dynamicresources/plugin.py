@@ -48,7 +48,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import IntArray
-from kubesched.objects import Pod
+from kubesched.objects import NodeSelector, Pod
 from kubesched.objects.devices import (
     FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE,
     RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE,
@@ -87,7 +87,7 @@ class _StateData:
 
     claims: list[ResourceClaim] = field(default_factory=list)
     to_allocate: list[int] = field(default_factory=list)
-    available_on: dict[int, object] = field(default_factory=dict)  # claim index -> its NodeSelector
+    available_on: dict[int, NodeSelector] = field(default_factory=dict)  # claim index -> allocation's selector
     allocator: Allocator | None = None
     node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
     unavailable: set[int] = field(default_factory=set)
@@ -129,12 +129,12 @@ class DynamicResources:
             if ref.resource_claim_name:
                 name, must_own = ref.resource_claim_name, False
             else:
-                name = pod.resource_claim_statuses.get(ref.name)
-                if name is None:
+                generated = pod.resource_claim_statuses.get(ref.name)
+                if generated is None:
                     return out, f'pod "{pod.name}": no resource claim status for claim "{ref.name}"'
-                if not name:
+                if not generated:
                     continue  # no claim was needed
-                must_own = True
+                name, must_own = generated, True
             claim = objects.resource_claim(pod.namespace, name)
             if claim is None:
                 return out, f'resourceclaim.resource.k8s.io "{name}" not found'
@@ -206,8 +206,7 @@ class DynamicResources:
             return None
         node = node_info.node
         assert node is not None
-        unavailable = [i for i, sel in s.available_on.items()
-                       if not node_selector_matches(sel, node)]  # type: ignore[arg-type]
+        unavailable = [i for i, sel in s.available_on.items() if not node_selector_matches(sel, node)]
         if s.allocator is not None:
             try:
                 result = s.allocator.allocate(node, [s.claims[i] for i in s.to_allocate])
