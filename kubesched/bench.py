@@ -68,6 +68,15 @@ from kubesched.features import DEFAULT_FEATURES, FEATURES_1_30, Features
 from kubesched.framework import Extender, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Node, ObjectMeta, Pod, PodDisruptionBudget, Service
 from kubesched.objects import Workload as WorkloadObject
+from kubesched.objects.devices import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceSlice,
+    parse_claim_spec,
+    parse_device_class,
+    parse_resource_slice,
+)
+from kubesched.objects.model import OwnerReference, PodClaimRef
 from kubesched.objects.parse import parse_namespace, parse_node, parse_pdb, parse_pod, parse_service, parse_workload
 from kubesched.plugins.registry import registry_for
 from kubesched.scheduler import Scheduler
@@ -213,6 +222,10 @@ class Setup:
     workloads: list[WorkloadObject] = field(default_factory=list)
     # Measured pods that fit nowhere: key -> the FailedScheduling message they must get.
     unschedulable: dict[str, str] = field(default_factory=dict)
+    # Dynamic Resource Allocation objects (the dra workload).
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
 
 
 def _zone_of(cache: Cache, node: str) -> str:
@@ -304,6 +317,81 @@ def large_cpu_pods(n: int, prefix: str = "large-cpu-pod", start: int = 0) -> lis
     containers = [{"name": "pause", "image": "registry.k8s.io/pause:3.9", "ports": [{"containerPort": 80}],
                    "resources": {"requests": {"cpu": "9", "memory": "500Mi"}, "limits": {"cpu": "9", "memory": "500Mi"}}}]
     return _pods({"containers": containers}, {}, n, prefix, "default", start=start)
+
+
+DRA_DEVICES_PER_NODE = 8
+DRA_DRIVER = "gpu.example.com"
+
+
+def _setup_dra(num_nodes: int, num_pods: int, num_init: int) -> Setup:
+    """The dra workload: every node publishes 8 GPUs in a ResourceSlice (a100 or h100 by node, 40Gi
+    or 80Gi); each pending pod has one claim, made from one of two templates as the resourceclaim
+    controller would: one GPU of a model chosen by CEL, or two GPUs with at least 40Gi
+    (``quantity``). Pods fill the devices without overcommitting any."""
+    nodes = basic_nodes(num_nodes)
+    slices = []
+    for i, n in enumerate(nodes):
+        model, memory = ("a100", "80Gi") if i % 2 == 0 else ("h100", "40Gi")
+        slices.append(parse_resource_slice({
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n.name}-gpus"},
+            "spec": {"driver": DRA_DRIVER, "nodeName": n.name, "pool": {"name": n.name, "generation": 1,
+                                                                       "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{j}", "attributes": {"model": {"string": model}, "index": {"int": j}},
+                                  "capacity": {"memory": {"value": memory}}} for j in range(DRA_DEVICES_PER_NODE)]}}))
+    classes = [parse_device_class({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                                   "metadata": {"name": "gpu.example.com"},
+                                   "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]}})]
+    templates = (
+        {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "selectors": [
+            {"cel": {"expression": 'device.attributes["gpu.example.com"].model in ["a100", "h100"]'}}]}}]}},
+        {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": 2,
+                                                             "selectors": [{"cel": {"expression":
+                                                             'device.capacity["gpu.example.com"].memory.compareTo('
+                                                             'quantity("40Gi")) >= 0'}}]}}]}},
+    )
+    specs = [parse_claim_spec(t, "spec") for t in templates]
+    base = basic_pods(1, "gpu-pod")[0]
+    measured: list[Pod] = []
+    claims: list[ResourceClaim] = []
+    for i in range(num_pods):
+        name = f"gpu-pod-{i}"
+        claim_name = f"{name}-gpu-{i % 100000:05d}"
+        meta = ObjectMeta(name=name, namespace="default", uid=f"default-gpu-pod-uid-{i}",
+                          creation_timestamp=1704067200.0 + i)
+        measured.append(dataclasses.replace(
+            base, meta=meta, resource_claims=(PodClaimRef("gpu", resource_claim_template_name=f"t{i % 2}"),),
+            resource_claim_statuses={"gpu": claim_name}))
+        claims.append(ResourceClaim(ObjectMeta(name=claim_name, namespace="default", uid=f"claim-uid-{i}",
+                                               owner_references=(OwnerReference("v1", "Pod", name, meta.uid, True),)),
+                                    specs[i % 2]))
+    # Checked by run_bench on the claims the binding cycles wrote (_claim_problems).
+    return Setup(nodes, [], measured, device_classes=classes, resource_slices=slices, resource_claims=claims)
+
+
+def _claim_problems(objects: MemoryObjects, placed: dict[str, str]) -> list[str]:
+    """The dra workload's rule: a bound pod's claim is allocated on its node and reserved for
+    it, and no device is allocated twice."""
+    problems: list[str] = []
+    seen: dict[tuple[str, str, str], str] = {}
+    for claim in objects.resource_claims():
+        owner = claim.meta.controller_ref()
+        key = f"{claim.namespace}/{owner.name}" if owner is not None else ""
+        node = placed.get(key)
+        if node is None:
+            if claim.allocation is not None and len(problems) < 5:
+                problems.append(f"claim {claim.key} is allocated but its pod is not bound")
+            continue
+        if claim.allocation is None or not claim.reserved_for:
+            problems.append(f"claim {claim.key} of bound pod {key} is not allocated and reserved")
+            continue
+        for r in claim.allocation.devices:
+            if r.pool != node:
+                problems.append(f"claim {claim.key} holds {r.describe()}, not on {node}")
+            dev = (r.driver, r.pool, r.device)
+            if dev in seen and len(problems) < 5:
+                problems.append(f"device {r.describe()} given to {seen[dev]} and {claim.key}")
+            seen[dev] = claim.key
+    return problems[:5]
 
 
 def oversize_message(num_nodes: int, features: Features) -> str:
@@ -480,6 +568,7 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("daemonset", _setup_daemonset, 15000, 0, nodes=15000),
     Workload("unschedulable", _setup_unschedulable, 5200, 0),
     Workload("mixed", _setup_mixed, 5000, 10000),
+    Workload("dra", _setup_dra, 4000, 0, nodes=1000),
 )}
 
 
@@ -523,7 +612,8 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
     namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
                   for ns in ("default", *setup.namespaces)]
     objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces, services=setup.services,
-                            workloads=setup.workloads)
+                            workloads=setup.workloads, device_classes=setup.device_classes,
+                            resource_slices=setup.resource_slices, resource_claims=setup.resource_claims)
     sched = default_scheduler(cache, objects, nominator, rng, features=features)
     latencies: list[float] = []
     placed: dict[str, str] = {}
@@ -562,6 +652,8 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
             break
     if setup.check is not None and placed:
         problems.extend(setup.check(cache, placed))
+    if setup.resource_claims:
+        problems.extend(_claim_problems(objects, placed))
     return BenchResult(workload, num_nodes, len(setup.measured), elapsed, latencies, bound, problems,
                        len(setup.running))
 

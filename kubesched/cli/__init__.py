@@ -419,7 +419,7 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
                    "(plus a DaemonSet pod per node)]")
 @click.option("--workload",
               type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "preemption-pdb",
-                                 "daemonset", "unschedulable", "mixed", "extender", "live", "soak", "soak-live"]),
+                                 "daemonset", "unschedulable", "mixed", "dra", "extender", "live", "soak", "soak-live"]),
               default="basic", show_default=True,
               help="Shapes of kube-scheduler's scheduler_perf (test/integration/scheduler_perf/config/"
                    "performance-config.yaml). basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "

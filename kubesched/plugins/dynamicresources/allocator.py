@@ -20,11 +20,12 @@ conditions. A slice using them is read, its devices allocated whole.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubesched.objects import Node
-from kubesched.objects.cel import AttributeValue, CelRuntimeError
+from kubesched.objects.cel import AttributeValue, CelRuntimeError, DeviceView
 from kubesched.objects.devices import (
     ALLOCATION_MODE_ALL,
     AllocationResult,
@@ -42,6 +43,28 @@ from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
+# id(device view) -> (a weak reference to it, (class selectors, request selectors) -> selectable).
+# Keyed by identity (a DeviceView holds dicts: not hashable); the weak reference tells a live
+# device from a new object at a reused address. Emptied when large.
+_Verdicts = dict[tuple[tuple[str, ...], tuple[str, ...]], bool]
+_VERDICTS: dict[int, tuple[weakref.ref[DeviceView], _Verdicts]] = {}
+_VERDICTS_LIMIT = 500_000
+
+
+# node name -> (its slices, their pools' state, the candidates, incomplete) (_candidates).
+_CANDIDATES: dict[str, tuple[list[ResourceSlice], tuple[tuple[int, int], ...], list[_Candidate], bool]] = {}
+_CANDIDATES_LIMIT = 200_000
+
+
+def _verdicts(view: DeviceView) -> _Verdicts:
+    entry = _VERDICTS.get(id(view))
+    if entry is not None and entry[0]() is view:
+        return entry[1]
+    if len(_VERDICTS) >= _VERDICTS_LIMIT:
+        _VERDICTS.clear()
+    out: _Verdicts = {}
+    _VERDICTS[id(view)] = (weakref.ref(view), out)
+    return out
 
 
 class AllocationError(Exception):
@@ -105,14 +128,32 @@ class Allocator:
             self._newest[key] = max(self._newest.get(key, s.generation), s.generation)
             self._counts[(s.driver, s.pool, s.generation)] = self._counts.get((s.driver, s.pool, s.generation), 0) + 1
         self.slices = slices
+        # Slices by nodeName (the common case), the others checked per node.
+        self._by_node: dict[str, list[ResourceSlice]] = {}
+        self._other: list[ResourceSlice] = []
+        for s in slices:
+            if s.node_name:
+                self._by_node.setdefault(s.node_name, []).append(s)
+            else:
+                self._other.append(s)
         self._selectable: dict[tuple[int, DeviceID], bool] = {}
+        self._memo_keys: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     # ---- GatherPools
     def _candidates(self, node: Node) -> tuple[list[_Candidate], bool]:
         """The usable devices for ``node`` in allocation order, and whether an incomplete pool
-        was seen (allocationMode All then fails)."""
+        was seen (allocationMode All then fails). Kept across pods while the node's slices are
+        the same objects (slices are immutable: a change is a new object)."""
+        mine = self._by_node.get(node.name, [])
+        if not self._other:
+            hit = _CANDIDATES.get(node.name)
+            if hit is not None and len(hit[0]) == len(mine) and all(a is b for a, b in zip(hit[0], mine, strict=True)) \
+                    and hit[1] == self._pool_state(mine):
+                return hit[2], hit[3]
         pools: dict[tuple[str, str], list[ResourceSlice]] = {}
-        for s in self.slices:
+        for s in mine:
+            pools.setdefault((s.driver, s.pool), []).append(s)
+        for s in self._other:
             if _slice_matches(s, node):
                 pools.setdefault((s.driver, s.pool), []).append(s)
         out: list[_Candidate] = []
@@ -133,7 +174,16 @@ class Allocator:
                     out.append(_Candidate(DeviceID(s.driver, s.pool, d.name), d,
                                           s.node_name or d.node_name,
                                           s.node_selector if not s.per_device_node_selection else d.node_selector))
+        if not self._other:
+            if len(_CANDIDATES) >= _CANDIDATES_LIMIT:
+                _CANDIDATES.clear()
+            _CANDIDATES[node.name] = (list(mine), self._pool_state(mine), out, incomplete)
         return out, incomplete
+
+    def _pool_state(self, slices: Sequence[ResourceSlice]) -> tuple[tuple[int, int], ...]:
+        """What else the node's pools depend on: each pool's newest generation and slice count."""
+        return tuple((self._newest[(s.driver, s.pool)], self._counts.get((s.driver, s.pool, s.generation), 0))
+                     for s in slices)
 
     # ---- selection
     def _is_selectable(self, request: Request, cand: _Candidate) -> bool:
@@ -145,6 +195,17 @@ class Allocator:
         if cls is None:
             raise AllocationError(f"request {request.name}: could not retrieve device class "
                                   f"{request.device_class_name}")
+        # A device's attributes never change (a new slice is new objects): the verdict of one set
+        # of selectors on one device is kept for later pods, as long as the device lives.
+        memo_key = self._memo_keys.get(id(request))
+        if memo_key is None:
+            memo_key = self._memo_keys[id(request)] = (tuple(s.expression for s in cls.selectors),
+                                                       tuple(s.expression for s in request.selectors))
+        per_device = _verdicts(cand.device.view)
+        verdict = per_device.get(memo_key)
+        if verdict is not None:
+            self._selectable[key] = verdict
+            return verdict
         ok = True
         for where, selectors in (("class " + cls.name, cls.selectors), ("request " + request.name, request.selectors)):
             for i, sel in enumerate(selectors):
@@ -157,6 +218,7 @@ class Allocator:
             if not ok:
                 break
         self._selectable[key] = ok
+        per_device[memo_key] = ok
         return ok
 
     # ---- Allocate
