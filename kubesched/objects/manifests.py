@@ -516,7 +516,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                         objs.ignored.append(_ignored(raw, file, index, kind, False))
                         continue
                     hint = "; --ignore-unknown-kinds skips it" if isinstance(kind, str) else ""
-                    if kind in DRA_PARSERS and api_version == DRA_API_VERSION:
+                    if isinstance(kind, str) and kind in DRA_PARSERS and api_version == DRA_API_VERSION:
                         hint = (f"; {DRA_API_VERSION} {kind} is served from Kubernetes 1.34 (Dynamic Resource "
                                 f"Allocation), not by the --kube-version {feats.version} API server")
                     raise ManifestError(file, index, f"{prefix}kind",

@@ -493,9 +493,10 @@ LOAD_ERRORS: list[Any] = [
         [{"apiVersion": "apps/v1", "kind": "Deploymnet", "metadata": {"name": "d"}}],
         0,
         "kind",
-        "unsupported kind 'Deploymnet' (supported: CSIDriver, CSINode, DaemonSet, Deployment, Job, Namespace, Node, "
-        "PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet, "
-        "ReplicationController, Service, StatefulSet, StorageClass; --ignore-unknown-kinds skips it)",
+        "unsupported kind 'Deploymnet' (supported: CSIDriver, CSINode, DaemonSet, Deployment, DeviceClass, Job, "
+        "Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PriorityClass, "
+        "ReplicaSet, ReplicationController, ResourceClaim, ResourceClaimTemplate, ResourceSlice, Service, "
+        "StatefulSet, StorageClass; --ignore-unknown-kinds skips it)",
     ),
     (
         "a non-string kind is rejected",

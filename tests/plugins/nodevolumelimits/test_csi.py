@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from builders import make_node, make_pod, obj
 
+from kubesched.features import FEATURES_1_30, FEATURES_1_36
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.framework import GVK, ActionType, Code, CycleState, Status
@@ -254,16 +255,21 @@ def test_csi_limits(new_pod: Pod, existing: list[Pod], drivers: list[str], limit
 
 
 def test_limits_from_node_allocatable_and_csinode_override() -> None:
-    """getVolumeLimits: attachable-volumes-* from the Node, the CSINode count wins."""
+    """v1.30 getVolumeLimits: attachable-volumes-* from the Node, the CSINode count wins; 1.36
+    reads the CSINode only."""
     key = csi_attach_limit_key(EBS_CSI)
     node = make_node().name(NODE).capacity_map({"cpu": "4", "memory": "4Gi", "pods": "110", key: "1"}).obj()
     objects = MemoryObjects(pvs=fake_pvs([EBS_CSI]), pvcs=fake_pvcs([EBS_CSI]))
     existing = _on_node(CSI_EBS_TWO, 0)
-    handle = FrameworkHandle.for_nodes([node], [existing], objects)
+    handle = FrameworkHandle.for_nodes([node], [existing], objects, features=FEATURES_1_30)
     pl = nodevolumelimits.new_csi(None, handle)
     ni = handle.snapshot.get(NODE)
     assert ni is not None
     assert pl.filter(CycleState(), CSI_EBS_ONE, ni) == EXCEEDED
+    handle_136 = FrameworkHandle.for_nodes([node], [existing], objects, features=FEATURES_1_36)
+    ni_136 = handle_136.snapshot.get(NODE)
+    assert ni_136 is not None
+    assert nodevolumelimits.new_csi(None, handle_136).filter(CycleState(), CSI_EBS_ONE, ni_136) is None
     # A CSINode count overrides the node's allocatable.
     objects2 = MemoryObjects(pvs=fake_pvs([EBS_CSI]), pvcs=fake_pvcs([EBS_CSI]), csinodes=[csinode([EBS_CSI], 3)])
     handle2 = FrameworkHandle.for_nodes([node], [existing], objects2)
