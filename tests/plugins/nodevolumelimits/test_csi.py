@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from builders import make_node, make_pod, obj
 
-from kubesched.features import FEATURES_1_30, FEATURES_1_36
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
+from kubesched.features import FEATURES_1_30, FEATURES_1_36
 from kubesched.framework import GVK, ActionType, Code, CycleState, Status
 from kubesched.objects import Pod
 from kubesched.plugins import nodevolumelimits
