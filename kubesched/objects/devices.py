@@ -25,7 +25,7 @@ from kubesched.objects.cel import (
     compile_selector,
 )
 from kubesched.objects.model import NodeSelector, ObjectMeta
-from kubesched.objects.parse import _bool, _int, _list, _map, _str, parse_meta, parse_node_selector
+from kubesched.objects.parse import _bool, _int, _list, _map, _str, parse_meta, parse_node_selector, unique_name
 from kubesched.objects.quantity import parse_quantity
 
 ALLOCATION_MODE_EXACT = "ExactCount"
@@ -222,12 +222,7 @@ def parse_claim_spec(raw: Any, path: str) -> ClaimSpec:
     for i, r in enumerate(_list(devices.get("requests"), f"{path}.devices.requests")):
         p = f"{path}.devices.requests[{i}]"
         rm = _map(r, p)
-        name = _str(rm.get("name"), f"{p}.name")
-        if not name:
-            raise FieldError(f"{p}.name", "Required value")
-        if name in names:
-            raise FieldError(f"{p}.name", f'Duplicate value: "{name}"')
-        names.add(name)
+        name = unique_name(rm, p, names)
         has_exact, has_first = rm.get("exactly") is not None, rm.get("firstAvailable") is not None
         if has_exact == has_first:
             raise FieldError(p, "exactly one of `exactly` or `firstAvailable` is required")

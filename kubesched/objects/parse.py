@@ -479,6 +479,17 @@ def _tolerations(spec: Raw) -> tuple[Toleration, ...]:
     return tuple(parse_toleration(t, f"spec.tolerations[{i}]") for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations")))
 
 
+def unique_name(m: Raw, path: str, seen: set[str]) -> str:
+    """A list entry's required ``name``, unique in its list (``seen`` collects them)."""
+    name = _str(m.get("name"), f"{path}.name")
+    if not name:
+        raise FieldError(f"{path}.name", "Required value")
+    if name in seen:
+        raise FieldError(f"{path}.name", f'Duplicate value: "{name}"')
+    seen.add(name)
+    return name
+
+
 def _pod_claims(spec: Raw) -> tuple[PodClaimRef, ...]:
     """spec.resourceClaims (validation: a DNS label name, unique, exactly one source)."""
     out: list[PodClaimRef] = []
@@ -486,12 +497,7 @@ def _pod_claims(spec: Raw) -> tuple[PodClaimRef, ...]:
     for i, c in enumerate(_list(spec.get("resourceClaims"), "spec.resourceClaims")):
         path = f"spec.resourceClaims[{i}]"
         m = _map(c, path)
-        name = _str(m.get("name"), f"{path}.name")
-        if not name:
-            raise FieldError(f"{path}.name", "Required value")
-        if name in seen:
-            raise FieldError(f"{path}.name", f'Duplicate value: "{name}"')
-        seen.add(name)
+        name = unique_name(m, path, seen)
         claim = _str(m.get("resourceClaimName"), f"{path}.resourceClaimName")
         template = _str(m.get("resourceClaimTemplateName"), f"{path}.resourceClaimTemplateName")
         if bool(claim) == bool(template):
