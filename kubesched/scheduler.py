@@ -10,6 +10,7 @@ returns an :class:`Attempt` recording everything the trace and ``--explain`` nee
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import random
@@ -216,14 +217,14 @@ def heap_root(scores: Sequence[int] | IntArray, randomizer: Sequence[int] | None
     top = key.max()
     if key[0] == top:  # the first node found holds a top total: nothing climbs over it
         return 0
-    tops = np.flatnonzero(key == top)
+    tops = np.flatnonzero(key == top).tolist()
     if len(tops) == 1:
         return int(tops[0])
 
     def subtree_has_top(i: int) -> bool:
         lo = hi = i
         while lo < n:
-            k = int(np.searchsorted(tops, lo))
+            k = bisect.bisect_left(tops, lo)
             if k < len(tops) and tops[k] <= hi:
                 return True
             lo, hi = 2 * lo + 1, 2 * hi + 2

@@ -63,7 +63,7 @@ from kubesched.plugins.dynamicresources.allocator import (
     allocated_devices,
 )
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
-from kubesched.plugins.helpers.normalize import default_normalize_score
+from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
 
 NAME = "DynamicResources"
 # PostFilter's words when there is nothing it could deallocate.
@@ -246,6 +246,9 @@ class DynamicResources:
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        return default_normalize_score_array(MAX_NODE_SCORE, False, scores)
 
     # ---- PostFilter (before DefaultPreemption)
     def post_filter(self, state: CycleState, pod: Pod, statuses: dict[str, Status]
