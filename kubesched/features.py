@@ -152,6 +152,15 @@ CHANGES: Mapping[str, KubeVersion] = {
 }
 
 
+def row_at(rows: tuple[GateRow, ...], version: KubeVersion) -> GateRow | None:
+    """The gate's spec in force at ``version`` (the last row at or before it), None before its first."""
+    found = None
+    for row in rows:
+        if row.since <= version:
+            found = row
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Features:
     """The gates and changes in force: one kube-scheduler release plus ``--feature-gates``."""
@@ -161,22 +170,11 @@ class Features:
     _on: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        on = {name for name, rows in GATES.items() if self._gate_default(rows)}
+        on = {name for name, rows in GATES.items() if (row := row_at(rows, self.version)) is not None and row.default}
         for name, value in self.overrides.items():
             (on.add if value else on.discard)(name)
         on.update(name for name, since in CHANGES.items() if self.version >= since)
         object.__setattr__(self, "_on", frozenset(on))
-
-    def _gate_default(self, rows: tuple[GateRow, ...]) -> bool:
-        row = self._row(rows)
-        return row is not None and row.default
-
-    def _row(self, rows: tuple[GateRow, ...]) -> GateRow | None:
-        found = None
-        for row in rows:
-            if row.since <= self.version:
-                found = row
-        return found
 
     def enabled(self, name: str) -> bool:
         """A gate's value or whether a change is in this release. An unknown name is a bug."""
@@ -191,7 +189,7 @@ class Features:
 
     def gate_names(self) -> list[str]:
         """The gates this release knows, sorted."""
-        return sorted(n for n, rows in GATES.items() if self._row(rows) is not None)
+        return sorted(n for n, rows in GATES.items() if row_at(rows, self.version) is not None)
 
     def describe(self) -> dict[str, object]:
         """What ``-o json`` reports: the version and the gates set on the command line."""
@@ -216,7 +214,7 @@ def parse_feature_gates(specs: Iterable[str], version: KubeVersion) -> dict[str,
                 raise ConfigError(f"--feature-gates: invalid value of {key}={value.strip()}, err: "
                                   f"strconv.ParseBool: parsing {value.strip()!r}: invalid syntax")
             rows = GATES.get(key)
-            row = Features(version)._row(rows) if rows is not None else None
+            row = row_at(rows, version) if rows is not None else None
             if row is None:
                 raise ConfigError(f"--feature-gates: unrecognized feature gate: {key}")
             if row.locked and (v == "true") != row.default:

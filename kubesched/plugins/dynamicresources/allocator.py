@@ -127,7 +127,6 @@ class Allocator:
             key = (s.driver, s.pool)
             self._newest[key] = max(self._newest.get(key, s.generation), s.generation)
             self._counts[(s.driver, s.pool, s.generation)] = self._counts.get((s.driver, s.pool, s.generation), 0) + 1
-        self.slices = slices
         # Slices by nodeName (the common case), the others checked per node.
         self._by_node: dict[str, list[ResourceSlice]] = {}
         self._other: list[ResourceSlice] = []

@@ -110,7 +110,7 @@ class DynamicResources:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
-        # Reserve -> PreBind: claim uid -> (allocation, the pod's uid); what
+        # Reserve -> PreBind: claim uid -> its allocation; what
         # SignalClaimPendingAllocation keeps in the assume cache.
         self.pending: dict[str, AllocationResult] = {}
 
