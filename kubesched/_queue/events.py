@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from kubesched.framework import GVK, ActionType, ClusterEvent, ClusterEventWithHint, implements
-from kubesched.objects import Node
+from kubesched.objects import Node, Pod
 
 # ---------------------------------------------------------------- queue-internal event labels
 POD_ADD = "PodAdd"
@@ -81,6 +81,63 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
     if dict(old.meta.annotations) != dict(new.meta.annotations):
         events.append(NODE_ANNOTATION_CHANGE)
     return events
+
+
+def node_update_events_136(old: Node, new: Node, declared_features: bool = True) -> list[ClusterEvent]:
+    """1.36's NodeSchedulingPropertiesChange: v1.30's split plus UpdateNodeDeclaredFeature
+    (status.declaredFeatures, with the NodeDeclaredFeatures gate), labelled as 1.36 labels
+    events (``Node/UpdateNodeLabel``...)."""
+    events = [ClusterEvent(GVK.NODE, e.action_type, f"Node/{_ACTION_LABELS[e.action_type]}")
+              for e in node_update_events(old, new)]
+    if declared_features and _declared(old) != _declared(new):
+        events.append(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_DECLARED_FEATURE, "Node/UpdateNodeDeclaredFeature"))
+    return events
+
+
+def _declared(node: Node) -> object:
+    status = node.raw.get("status")
+    return status.get("declaredFeatures") if isinstance(status, Mapping) else None
+
+
+_ACTION_LABELS = {
+    ActionType.ADD: "Add", ActionType.DELETE: "Delete", ActionType.UPDATE: "Update",
+    ActionType.UPDATE_NODE_ALLOCATABLE: "UpdateNodeAllocatable", ActionType.UPDATE_NODE_LABEL: "UpdateNodeLabel",
+    ActionType.UPDATE_NODE_TAINT: "UpdateNodeTaint", ActionType.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
+    ActionType.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation",
+    ActionType.UPDATE_NODE_DECLARED_FEATURE: "UpdateNodeDeclaredFeature",
+    ActionType.UPDATE_POD_LABEL: "UpdatePodLabel", ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown",
+    ActionType.UPDATE_POD_TOLERATION: "UpdatePodToleration",
+    ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "UpdatePodSchedulingGatesEliminated",
+    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM: "UpdatePodGeneratedResourceClaim",
+}
+
+
+def event_136(resource: str, action: ActionType) -> ClusterEvent:
+    """A 1.36 event with ClusterEvent.Label()'s text (``Resource/Action``)."""
+    return ClusterEvent(resource, action, f"{resource}/{_ACTION_LABELS.get(action, str(int(action)))}")
+
+
+def pod_update_events(old: Pod, new: Pod, dra: bool = True) -> list[ClusterEvent]:
+    """1.36's PodSchedulingPropertiesChange: the finer update kinds of a pod update, on the
+    AssignedPod or UnschedulablePod resource; plain Update when none applies. ``dra``:
+    DynamicResourceAllocation on (generated-claim changes count)."""
+    resource = GVK.ASSIGNED_POD if new.node_name else GVK.UNSCHEDULABLE_POD
+    actions: list[ActionType] = []
+    if dict(old.meta.labels) != dict(new.meta.labels):  # extractPodLabelsChange
+        actions.append(ActionType.UPDATE_POD_LABEL)
+    # extractPodScaleDown: any request reduced or gone.
+    new_req = new.requests
+    if any(r not in new_req or v > new_req[r] for r, v in old.requests.items()):
+        actions.append(ActionType.UPDATE_POD_SCALE_DOWN)
+    if not new.scheduling_gates and old.scheduling_gates:
+        actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+    if len(new.tolerations) != len(old.tolerations):  # extractPodTolerationChange: a count
+        actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if dra and dict(old.resource_claim_statuses) != dict(new.resource_claim_statuses):
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
+    if not actions:
+        actions.append(ActionType.UPDATE)
+    return [event_136(resource, a) for a in actions]
 
 
 # ---------------------------------------------------------------- registrations

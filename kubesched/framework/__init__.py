@@ -60,6 +60,8 @@ from kubesched.framework.types import (
     PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
+    QueueingHint,
+    QueueingHintFn,
     Resource,
     WeightedAffinityTerm,
 )
@@ -72,6 +74,6 @@ __all__ = [
     "NodeInfo", "NodeInfoGetter", "NodeInfoLister", "NodeScore", "NodeTable", "NominatingInfo", "ObjectLister", "PermitPlugin",
     "Plugin", "PodInfo", "PodNominator", "PodsToActivate", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
     "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
-    "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "ReservePlugin", "Resource", "ScoreExtensions",
+    "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "QueueingHint", "QueueingHintFn", "ReservePlugin", "Resource", "ScoreExtensions",
     "ScorePlugin", "StateData", "StateKey", "Status", "WeightedAffinityTerm", "implements", "is_success",
 ]

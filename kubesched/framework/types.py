@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import IntFlag
-from typing import TYPE_CHECKING
+from enum import IntEnum, IntFlag
+from typing import TYPE_CHECKING, Protocol
 
 from kubesched.objects import LabelSelector, Node, Pod, PodAffinityTerm
 from kubesched.objects.resources import is_scalar_resource_name
@@ -389,6 +389,11 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
     seq: int = 0  # insertion order; final tie-break so queue order is deterministic
+    # 1.36 (backoff_queue.go): backoff counts rejections, not pops; errors count apart, and
+    # the expiry is computed once per failure (BackoffExpiration, None = not yet computed).
+    unschedulable_count: int = 0
+    consecutive_errors_count: int = 0
+    backoff_expiration: float | None = None
 
     @property
     def pod(self) -> Pod:
@@ -396,7 +401,9 @@ class QueuedPodInfo:
 
 
 class ActionType(IntFlag):
-    """framework.ActionType bits."""
+    """framework.ActionType bits (k8s.io/kube-scheduler/framework/types.go). v1.30 events only
+    ever carry the node bits; the pod bits and UpdateNodeDeclaredFeature are 1.36's finer
+    update kinds (PodSchedulingPropertiesChange / NodeSchedulingPropertiesChange)."""
 
     ADD = 1
     DELETE = 2
@@ -405,14 +412,25 @@ class ActionType(IntFlag):
     UPDATE_NODE_TAINT = 16
     UPDATE_NODE_CONDITION = 32
     UPDATE_NODE_ANNOTATION = 64
-    UPDATE = 4 | 8 | 16 | 32 | 64
-    ALL = 127
+    UPDATE_NODE_DECLARED_FEATURE = 128
+    UPDATE_POD_LABEL = 256
+    UPDATE_POD_SCALE_DOWN = 512
+    UPDATE_POD_TOLERATION = 1024
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 2048
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 4096
+    UPDATE = 8188  # every Update* bit
+    ALL = 8191
+    NONE = 0
 
 
 class GVK:
-    """Resource names used in cluster events (framework.GVK)."""
+    """Resource names used in cluster events (framework.EventResource)."""
 
     POD = "Pod"
+    # 1.36's internal resources for incoming pod events (framework/types.go: assignedPod,
+    # unschedulablePod); a registration for POD matches both. Never registered by plugins.
+    ASSIGNED_POD = "AssignedPod"
+    UNSCHEDULABLE_POD = "UnschedulablePod"
     NODE = "Node"
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
@@ -420,6 +438,10 @@ class GVK:
     CSI_DRIVER = "storage.k8s.io/CSIDriver"
     CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
     STORAGE_CLASS = "storage.k8s.io/StorageClass"
+    VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
+    RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
+    RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
+    DEVICE_CLASS = "resource.k8s.io/DeviceClass"
     POD_SCHEDULING_CONTEXT = "PodSchedulingContext"
     WILDCARD = "*"
 
@@ -434,20 +456,47 @@ class ClusterEvent:
         return self.resource == GVK.WILDCARD and self.action_type == ActionType.ALL
 
     def match(self, other: ClusterEvent) -> bool:
-        """ClusterEvent.Match: wildcard, or same resource and overlapping actions."""
+        """v1.30's ClusterEvent.Match: wildcard, or same resource and overlapping actions."""
         return self.is_wildcard() or (
             (self.resource == GVK.WILDCARD or self.resource == other.resource)
             and bool(self.action_type & other.action_type)
         )
 
+    def match_136(self, incoming: ClusterEvent) -> bool:
+        """1.36's MatchClusterEvents(registered=self, incoming): the incoming event must be
+        the same or more specific (its action bits within ours), and a Pod registration
+        matches the internal AssignedPod/UnschedulablePod resources."""
+        if self.is_wildcard():
+            return True
+        r = self.resource
+        resource_ok = (r == GVK.WILDCARD or r == incoming.resource
+                       or (r == GVK.POD and incoming.resource in (GVK.ASSIGNED_POD, GVK.UNSCHEDULABLE_POD)))
+        return (resource_ok and bool(self.action_type & incoming.action_type)
+                and int(incoming.action_type) <= int(self.action_type))
+
+
+class QueueingHint(IntEnum):
+    """fwk.QueueingHint: what a plugin's hint says about an event for a pod it rejected."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+class QueueingHintFn(Protocol):
+    """fwk.QueueingHintFn(logger, pod, oldObj, newObj): may the event make ``pod`` (which
+    this plugin rejected) schedulable? ``old``/``new`` are the event's objects (None for an
+    add's old / a delete's new). Raising counts as QUEUE, as upstream treats an error."""
+
+    def __call__(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint: ...
+
 
 @dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
-    """An event a plugin wants to requeue on. ``hint`` is a QueueingHintFn; with
-    SchedulerQueueingHints off (v1.30's default) it is never consulted."""
+    """An event a plugin wants to requeue on. ``hint`` is its QueueingHintFn (None = always
+    QUEUE); with SchedulerQueueingHints off (v1.30's default) it is never consulted."""
 
     event: ClusterEvent
-    hint: object | None = None
+    hint: QueueingHintFn | None = None
 
 
 def pods_on(infos: Iterable[NodeInfo]) -> Iterable[Pod]:
