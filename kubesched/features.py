@@ -149,6 +149,10 @@ CHANGES: Mapping[str, KubeVersion] = {
     # default_plugins.go: DynamicResources scores (weight 2) since its GA.
     "DynamicResourcesScoring": KubeVersion(1, 34),
     "DynamicResourcesArgs": KubeVersion(1, 34),
+    # framework/events.go + types.go MatchClusterEvents: fine-grained pod update events
+    # (PodSchedulingPropertiesChange on AssignedPod/UnschedulablePod), an incoming event must be
+    # as specific as the registration, assigned-pod events also move PodTopologySpread's pods.
+    "FineGrainedQueueEvents": V1_36,
 }
 
 

@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched._queue import FakeClock, SchedulingQueue, events, events_by_plugin_of
+from kubesched._queue import FakeClock, SchedulingQueue, events
+from kubesched._queue.events import registrations_by_plugin_of
 from kubesched._runtime.scavenger import Scavenger
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.features import Features
@@ -119,9 +120,10 @@ class TimelineSimulator(Simulator):
             first.less, self._pre_enqueue, self.clock,
             pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),
             pod_max_backoff=float(self.config.pod_max_backoff_seconds),
-            events_by_profile={name: {**self._extender_events(), **events_by_plugin_of(_all_plugins(fwk))}
+            events_by_profile={name: {**self._extender_events(), **registrations_by_plugin_of(_all_plugins(fwk))}
                                for name, fwk in self.profiles.items()},
             namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator,
+            features=self.features,
         )
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
@@ -213,7 +215,7 @@ class TimelineSimulator(Simulator):
         self.deleted.add(pod.uid)
         self._event("Deleted", pod, f"pod {pod.key} terminated after its grace period")
         self._changes += 1
-        self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+        self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, old=pod)
 
     # ---- the loop
     def run(self) -> TimelineResult:
@@ -402,7 +404,7 @@ class TimelineSimulator(Simulator):
         # the pod itself) for a rejection. A Reserve/Permit failure in the scheduling cycle
         # moves nothing.
         if binding and attempt.outcome != "Unschedulable":
-            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, old=attempt.assumed or pod)
         bound = self.current.get(pod.uid, pod)
         if bound.node_name:
             # The bind went through although the binding cycle failed (a Bind plugin reported an
@@ -414,7 +416,7 @@ class TimelineSimulator(Simulator):
             self._changes += 1
             if binding and attempt.outcome == "Unschedulable":
                 self.queue.move_all_to_active_or_backoff_queue(
-                    events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid)
+                    events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid, old=attempt.assumed or pod)
             self.queue.assigned_pod_added(bound)
             return
         if attempt.assumed is not None:
@@ -428,16 +430,18 @@ class TimelineSimulator(Simulator):
         rejected = attempt.outcome == "Unschedulable"
         qpi.unschedulable_plugins = set(attempt.diagnosis.unschedulable_plugins) if rejected else set()
         qpi.pending_plugins = set(attempt.diagnosis.pending_plugins) if rejected else set()
-        self.queue.done(pod.uid)
         if self._attempts[pod.uid] >= self.max_attempts:
             self._gave_up[pod.key] = (f"given up after {self._attempts[pod.uid]} scheduling attempts: "
                                       f"{attempt.message or attempt.error or ''}")
         elif pod.uid not in self.deleted:
+            # Done comes with the requeue: with queueing hints (1.36) the events seen while
+            # the pod was in flight decide where it goes.
             self.queue.add_unschedulable_if_not_present(qpi, cycle)
             self._failed_at_change[pod.uid] = self._changes
+        self.queue.done(pod.uid)
         if binding and rejected:
             self.queue.move_all_to_active_or_backoff_queue(
-                events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid)
+                events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid, old=attempt.assumed or pod)
 
     def _erring_since(self, uid: str, window: float) -> None:
         now, changes = self.clock.now(), self._changes

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from kubesched.cli import main
 from kubesched.config import KubeSchedulerConfiguration, parse_config
+from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features
 from kubesched.framework import Code, CycleState, PreFilterResult, Status
 from kubesched.objects import ClusterObjects, Node, Pod
 from kubesched.plugins.registry import REGISTRY, Factory
@@ -71,10 +72,11 @@ def pod(name: str, cpu: str = "1", *, arrives: float = 0, priority: int = 0, on:
 
 
 def simulate(nodes: Sequence[Node], pods: Sequence[Pod], config: KubeSchedulerConfiguration | None = None,
-             registry: dict[str, Factory] | None = None) -> tuple[TimelineSimulator, TimelineResult]:
+             registry: dict[str, Factory] | None = None,
+             features: Features | None = None) -> tuple[TimelineSimulator, TimelineResult]:
     latest = max((p.meta.creation_timestamp or 0.0 for p in pods), default=0.0)
     objs = ClusterObjects(nodes=list(nodes), pods=list(pods), latest_timestamp=latest)
-    sim = TimelineSimulator(objs, config, registry=registry)
+    sim = TimelineSimulator(objs, config, registry=registry, features=features)
     return sim, sim.run()
 
 
@@ -131,22 +133,29 @@ class Flaky:
         return None
 
 
-def flaky_setup(failures: int) -> tuple[KubeSchedulerConfiguration, dict[str, Factory]]:
+def flaky_setup(failures: int, features: Features | None = None) -> tuple[KubeSchedulerConfiguration,
+                                                                          dict[str, Factory]]:
     config = parse_config({
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
         "profiles": [{"schedulerName": PROFILE, "plugins": {"preFilter": {"enabled": [{"name": "Flaky"}]}}}],
-    })
+    }, features=features)
     registry: dict[str, Factory] = {**REGISTRY, "Flaky": lambda args, handle: Flaky(failures)}
     return config, registry
 
 
 # ----------------------------------------------------------------------------- backoff
-def test_backoff_doubles_from_one_second_up_to_the_ten_second_cap() -> None:
-    config, registry = flaky_setup(failures=6)
-    _, res = simulate([node("n1")], [pod("p")], config, registry)
+@pytest.mark.parametrize(("features", "want"), [
+    pytest.param(FEATURES_1_30, [0, 1, 3, 7, 15, 25, 35], id="v1.30: the backoff ends at failure time + 1, 2, 4, 8, 10, 10 s"),
+    # 1.36 (backoff_queue.go): the expiry is truncated to its whole second, and the pod leaves
+    # at the first whole-second flush whose window is past it: failure + backoff + 1 s.
+    pytest.param(FEATURES_1_36, [0, 2, 5, 10, 19, 30, 41],
+                 id="1.36: the expiry is aligned to its second and the pod leaves one window later"),
+])
+def test_backoff_doubles_from_one_second_up_to_the_ten_second_cap(features: Features, want: list[int]) -> None:
+    config, registry = flaky_setup(failures=6, features=features)
+    _, res = simulate([node("n1")], [pod("p")], config, registry, features)
     times = attempt_times(res, "p")
-    assert times == [0, 1, 3, 7, 15, 25, 35]
-    assert [b - a for a, b in zip(times, times[1:], strict=False)] == [1, 2, 4, 8, 10, 10]
+    assert times == want
     assert res.final == {"default/p": "n1"}
     assert attempts_by_result(res) == {"error": 6, "scheduled": 1}
     incoming = res.metrics.queue_incoming_pods
@@ -156,12 +165,17 @@ def test_backoff_doubles_from_one_second_up_to_the_ten_second_cap() -> None:
     assert incoming[("unschedulable", "ScheduleAttemptFailure")] == 0
 
 
-def test_a_pod_that_keeps_erroring_is_retried_for_five_minutes_then_the_run_ends() -> None:
-    config, registry = flaky_setup(failures=10**9)
-    _, res = simulate([node("n1")], [pod("p")], config, registry)
+@pytest.mark.parametrize(("features", "first", "period"), [
+    pytest.param(FEATURES_1_30, [0, 1, 3, 7, 15, 25], 10, id="v1.30: every 10 s once capped"),
+    pytest.param(FEATURES_1_36, [0, 2, 5, 10, 19, 30], 11, id="1.36: every 11 s once capped (aligned windows)"),
+])
+def test_a_pod_that_keeps_erroring_is_retried_for_five_minutes_then_the_run_ends(
+        features: Features, first: list[int], period: int) -> None:
+    config, registry = flaky_setup(failures=10**9, features=features)
+    _, res = simulate([node("n1")], [pod("p")], config, registry, features)
     times = attempt_times(res, "p")
-    assert times[:6] == [0, 1, 3, 7, 15, 25]
-    assert all(b - a == 10 for a, b in zip(times[4:], times[5:], strict=False))
+    assert times[:6] == first
+    assert all(b - a == period for a, b in zip(times[4:], times[5:], strict=False))
     # Retried while it has been failing for less than 5 minutes with no cluster change.
     assert times[-2] < 300 <= times[-1]
     assert res.end - res.start == times[-1]
@@ -183,7 +197,7 @@ def test_unschedulable_pod_not_moved_by_an_event_is_retried_by_the_five_minute_f
         pod("b", labels={"app": "x"}, arrives=100, selector={"zone": "b"}, tolerate="special"),
         pod("c", arrives=1000),
     ]
-    _, res = simulate(nodes, pods)
+    _, res = simulate(nodes, pods, features=FEATURES_1_30)
     assert events(res) == [
         (0, "FailedScheduling", "a"),
         (100, "Scheduled", "b"),
@@ -195,6 +209,29 @@ def test_unschedulable_pod_not_moved_by_an_event_is_retried_by_the_five_minute_f
     incoming = res.metrics.queue_incoming_pods
     assert incoming[("active", "UnschedulableTimeout")] == 1
     assert incoming[("active", "AssignedPodAdd")] == 0
+
+
+def test_an_assigned_pod_moves_pods_topology_spread_rejected_in_its_namespace_in_1_36() -> None:
+    # The same cluster under 1.36: AssignedPodAdd also moves the pods PodTopologySpread rejected
+    # in the new pod's namespace (getUnschedulablePodsWithCrossTopologyTerm), so "a" retries
+    # when "b" binds at 100 s (its 1 s backoff long over) and fits on na.
+    nodes = [node("na", zone="a"), make_node().name("nb").capacity(cpu="4", memory="32Gi", pods=110)
+             .label("zone", "b").taint("special").obj()]
+    pods = [
+        pod("x1", labels={"app": "x"}, on="na"),
+        pod("a", labels={"app": "x"}, spread=True),
+        pod("b", labels={"app": "x"}, arrives=100, selector={"zone": "b"}, tolerate="special"),
+        pod("c", arrives=1000),
+    ]
+    _, res = simulate(nodes, pods, features=FEATURES_1_36)
+    assert events(res) == [
+        (0, "FailedScheduling", "a"),
+        (100, "Scheduled", "b"),
+        (100, "Scheduled", "a"),
+        (1000, "Scheduled", "c"),
+    ]
+    assert res.final["default/a"] == "na"
+    assert res.metrics.queue_incoming_pods[("active", "AssignedPodAdd")] == 1
 
 
 # ----------------------------------------------------------------------------- event-driven requeue
@@ -346,11 +383,12 @@ def test_a_scheduling_error_clears_the_pods_nomination() -> None:
     # schedulingCycle returns clearNominatedNode with an Error: the failure handler drops the
     # nominator entry and status.nominatedNodeName, so the retry scores every node (n2, empty,
     # wins) instead of taking the nominated n1 first.
-    config, registry = flaky_setup(failures=1)
-    busy = pod("busy", "3", on="n1")
-    p = dataclasses.replace(pod("p"), nominated_node_name="n1")
-    sim, res = simulate([node("n1"), node("n2")], [busy, p], config, registry)
-    assert attempt_times(res, "p") == [0, 1]
+    for features, times in ((FEATURES_1_30, [0, 1]), (FEATURES_1_36, [0, 2])):
+        config, registry = flaky_setup(failures=1, features=features)
+        busy = pod("busy", "3", on="n1")
+        p = dataclasses.replace(pod("p"), nominated_node_name="n1")
+        sim, res = simulate([node("n1"), node("n2")], [busy, p], config, registry, features)
+        assert attempt_times(res, "p") == times
     assert res.final["default/p"] == "n2"
 
 
@@ -430,7 +468,39 @@ def test_pod_rejected_in_its_binding_cycle_waits_for_an_event_and_its_reservatio
 
 
 # ----------------------------------------------------------------------------- arrivals and metrics
-def test_pods_arrive_at_their_creation_time_in_priority_order_and_the_metrics_count_the_run() -> None:
+_ARRIVALS_130 = {
+    # The deletion moved c; it retries when its 1 s backoff is over.
+    "c_scheduled": 8,
+    "pending": ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
+                "0/1 nodes are available: 1 No preemption victims found for incoming pod."),
+    "incoming": {
+        ("active", "PodAdd"): 4,
+        ("unschedulable", "ScheduleAttemptFailure"): 2,
+        ("backoff", "AssignedPodDelete"): 1,
+        ("active", "BackoffComplete"): 1,
+    },
+}
+_ARRIVALS_136 = {
+    # The deletion moved c to backoffQ; activeQ being empty, it is popped from there at once
+    # (SchedulerPopFromBackoffQ) instead of waiting for its backoff.
+    "c_scheduled": 7,
+    "pending": ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
+                "0/1 nodes are available: 1 No preemption victims found for incoming pod."),
+    "incoming": {
+        ("active", "UnschedulablePodAdd"): 4,
+        ("unschedulable", "ScheduleAttemptFailure"): 2,
+        ("backoff", "AssignedPodDelete"): 1,
+        ("active", "PopFromBackoffQ"): 1,
+    },
+}
+
+
+@pytest.mark.parametrize(("features", "want"), [
+    pytest.param(FEATURES_1_30, _ARRIVALS_130, id="v1.30: the preemptor retries after its backoff"),
+    pytest.param(FEATURES_1_36, _ARRIVALS_136, id="1.36: the preemptor is popped from backoffQ as activeQ is empty"),
+])
+def test_pods_arrive_at_their_creation_time_in_priority_order_and_the_metrics_count_the_run(
+        features: Features, want: dict[str, Any]) -> None:
     # n1 has 4 cpu: "a" and "b" arrive together (b has the higher priority, so it goes first),
     # "c" at 7 s preempts the low-priority "a" (grace 0: gone at once), "d" at 20 s cannot fit
     # and cannot preempt (every pod there has a higher priority).
@@ -441,7 +511,7 @@ def test_pods_arrive_at_their_creation_time_in_priority_order_and_the_metrics_co
         pod("d", "3", priority=2, arrives=20),
     ]
     pods = [dataclasses.replace(p, termination_grace_period_seconds=0) for p in pods]
-    _, res = simulate([node("n1")], pods)
+    _, res = simulate([node("n1")], pods, features=features)
     assert events(res) == [
         (0, "Scheduled", "b"),
         (0, "Scheduled", "a"),
@@ -449,15 +519,13 @@ def test_pods_arrive_at_their_creation_time_in_priority_order_and_the_metrics_co
         (7, "FailedScheduling", "c"),
         (7, "Nominated", "c"),
         (7, "Deleted", "a"),
-        # The deletion moved c; it retries when its 1 s backoff is over.
-        (8, "Scheduled", "c"),
+        (want["c_scheduled"], "Scheduled", "c"),
         (20, "FailedScheduling", "d"),
     ]
     assert res.final == {"default/b": "n1", "default/c": "n1", "default/d": None}
     assert res.deleted == ["default/a"]
     assert res.end - res.start == 20
-    assert res.pending == {"default/d": ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
-                                         "0/1 nodes are available: 1 No preemption victims found for incoming pod.")}
+    assert res.pending == {"default/d": want["pending"]}
     data = res.metrics.as_dict(PROFILE)
     assert data["scheduler_schedule_attempts_total"] == [
         {"labels": {"result": "scheduled", "profile": PROFILE}, "value": 3},
@@ -469,12 +537,7 @@ def test_pods_arrive_at_their_creation_time_in_priority_order_and_the_metrics_co
     assert pending_by_queue(res) == {"active": 0, "backoff": 0, "unschedulable": 1, "gated": 0}
     incoming = {(m["labels"]["queue"], m["labels"]["event"]): m["value"]
                 for m in data["scheduler_queue_incoming_pods_total"]}
-    assert incoming == {
-        ("active", "PodAdd"): 4,
-        ("unschedulable", "ScheduleAttemptFailure"): 2,
-        ("backoff", "AssignedPodDelete"): 1,
-        ("active", "BackoffComplete"): 1,
-    }
+    assert incoming == want["incoming"]
 
 
 def test_gated_pod_is_reported_pending_in_the_gated_queue() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from kubesched.framework import GVK, ActionType, ClusterEvent, ClusterEventWithHint, implements
+from kubesched.framework import GVK, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHintFn, implements
 from kubesched.objects import Node, Pod
 
 # ---------------------------------------------------------------- queue-internal event labels
@@ -86,11 +86,11 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
 def node_update_events_136(old: Node, new: Node, declared_features: bool = True) -> list[ClusterEvent]:
     """1.36's NodeSchedulingPropertiesChange: v1.30's split plus UpdateNodeDeclaredFeature
     (status.declaredFeatures, with the NodeDeclaredFeatures gate), labelled as 1.36 labels
-    events (``Node/UpdateNodeLabel``...)."""
-    events = [ClusterEvent(GVK.NODE, e.action_type, f"Node/{_ACTION_LABELS[e.action_type]}")
+    events (ClusterEvent.Label(): ``NodeUpdateNodeLabel``...)."""
+    events = [ClusterEvent(GVK.NODE, e.action_type, f"Node{_ACTION_LABELS[e.action_type]}")
               for e in node_update_events(old, new)]
     if declared_features and _declared(old) != _declared(new):
-        events.append(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_DECLARED_FEATURE, "Node/UpdateNodeDeclaredFeature"))
+        events.append(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_DECLARED_FEATURE, "NodeUpdateNodeDeclaredFeature"))
     return events
 
 
@@ -113,8 +113,19 @@ _ACTION_LABELS = {
 
 
 def event_136(resource: str, action: ActionType) -> ClusterEvent:
-    """A 1.36 event with ClusterEvent.Label()'s text (``Resource/Action``)."""
-    return ClusterEvent(resource, action, f"{resource}/{_ACTION_LABELS.get(action, str(int(action)))}")
+    """A 1.36 event labelled as ClusterEvent.Label() does (``<Resource><ActionType>``)."""
+    return ClusterEvent(resource, action, f"{resource}{_ACTION_LABELS.get(action, str(int(action)))}")
+
+
+def as_136(event: ClusterEvent) -> ClusterEvent:
+    """A v1.30-style event as 1.36 sends it: a pod event on the internal AssignedPod /
+    UnschedulablePod resource (by the v1.30 label), labelled ``<Resource><ActionType>``."""
+    if event.is_wildcard() or event.resource == GVK.WILDCARD:
+        return event
+    resource = event.resource
+    if resource == GVK.POD:
+        resource = GVK.UNSCHEDULABLE_POD if event.label.startswith("Unschedul") else GVK.ASSIGNED_POD
+    return event_136(resource, event.action_type)
 
 
 def pod_update_events(old: Pod, new: Pod, dra: bool = True) -> list[ClusterEvent]:
@@ -175,6 +186,44 @@ def events_by_plugin_of(plugins: Iterable[object]) -> dict[str, list[ClusterEven
         else:
             out[name] = unroll_wildcard_resource()
     return out
+
+
+def registrations_by_plugin_of(plugins: Iterable[object]) -> dict[str, list[RegisteredEvent]]:
+    """As :func:`events_by_plugin_of`, keeping each registration's QueueingHintFn (what the
+    1.36 queue consults)."""
+    out: dict[str, list[RegisteredEvent]] = {}
+    for p in plugins:
+        name = str(getattr(p, "name", ""))
+        if name in out or not any(implements(p, point) for point in _REJECTING_POINTS):
+            continue
+        register = getattr(p, "events_to_register", None)
+        out[name] = list(register()) if callable(register) else list(unroll_wildcard_resource())
+    return out
+
+
+HintEntry = tuple[str, QueueingHintFn | None]
+
+
+def build_hint_fn_map(events_by_plugin: Mapping[str, Sequence[RegisteredEvent]]
+                      ) -> dict[ClusterEvent, list[HintEntry]]:
+    """buildQueueingHintMap with the hint functions (None = defaultQueueingHintFn, Queue).
+    The same Node/Add -> Node/UpdateNodeTaint rule as :func:`build_queueing_hint_map`, the
+    added entry with the default hint. Events are keyed without their labels."""
+    hint_map: dict[ClusterEvent, list[HintEntry]] = {}
+    for plugin, registered in events_by_plugin.items():
+        if not registered:
+            continue
+        node_added = node_taint_updated = False
+        for e in registered:
+            event = _event(e)
+            hint = e.hint if isinstance(e, ClusterEventWithHint) else None
+            if event.resource == GVK.NODE:
+                node_added = node_added or bool(event.action_type & ActionType.ADD)
+                node_taint_updated = node_taint_updated or bool(event.action_type & ActionType.UPDATE_NODE_TAINT)
+            hint_map.setdefault(ClusterEvent(event.resource, event.action_type), []).append((plugin, hint))
+        if node_added and not node_taint_updated:
+            hint_map.setdefault(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_TAINT), []).append((plugin, None))
+    return hint_map
 
 
 def _event(e: RegisteredEvent) -> ClusterEvent:

@@ -40,12 +40,27 @@ from kubesched._queue.events import (
     POD_ADD,
     SCHEDULE_ATTEMPT_FAILURE,
     UNSCHEDULABLE_TIMEOUT,
+    HintEntry,
     RegisteredEvent,
+    as_136,
+    build_hint_fn_map,
     build_queueing_hint_map,
+    event_136,
+    pod_update_events,
 )
 from kubesched._queue.nominator import PodLister, QueueNominator
 from kubesched.errors import KubeschedError
-from kubesched.framework import ClusterEvent, NominatingInfo, PodInfo, QueuedPodInfo, Status
+from kubesched.features import FEATURES_1_30, Features
+from kubesched.framework import (
+    GVK,
+    ActionType,
+    ClusterEvent,
+    NominatingInfo,
+    PodInfo,
+    QueuedPodInfo,
+    QueueingHint,
+    Status,
+)
 from kubesched.objects import ObjectMeta, Pod
 
 # Queue names: the `queue` label of scheduler_queue_incoming_pods_total / scheduler_pending_pods.
@@ -61,6 +76,15 @@ DEFAULT_POD_MAX_BACKOFF = 10.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 BACKOFF_FLUSH_PERIOD = 1.0  # Run: wait.Until(flushBackoffQCompleted, 1s)
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0  # Run: wait.Until(flushUnschedulablePodsLeftover, 30s)
+# backoff_queue.go: backoffQOrderingWindowDuration (SchedulerPopFromBackoffQ): expiries are
+# truncated to whole seconds and the flush runs at each whole second.
+BACKOFF_ORDERING_WINDOW = 1.0
+
+# 1.36 queue-internal event labels (framework/events.go).
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
+UNSCHEDULED_POD_ADD_136 = event_136(GVK.UNSCHEDULABLE_POD, ActionType.ADD)
+UNSCHEDULED_POD_UPDATE_136 = event_136(GVK.UNSCHEDULABLE_POD, ActionType.UPDATE)
+FORCE_ACTIVATE_EVENT = ClusterEvent(GVK.WILDCARD, ActionType.ALL, FORCE_ACTIVATE)
 
 LessFunc = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueueFunc = Callable[[Pod], Status | None]
@@ -146,8 +170,17 @@ class SchedulingQueue:
                  events_by_profile: Mapping[str, EventsByPlugin] | None = None,
                  namespace_labels: NamespaceLabels | None = None,
                  pod_lister: PodLister | None = None,
-                 nominator: QueueNominator | None = None) -> None:
+                 nominator: QueueNominator | None = None,
+                 features: Features | None = None) -> None:
         self._less = less
+        # v1.30's queue unless told otherwise (this class's tests pin v1.30 tables); the
+        # simulators and `run` pass the release in force.
+        self.features = features if features is not None else FEATURES_1_30
+        self._hints = self.features.enabled("SchedulerQueueingHints")
+        self._pop_from_backoff = self.features.enabled("SchedulerPopFromBackoffQ")
+        # MatchClusterEvents' specificity rule and the cross-topology pod moves came with the
+        # fine-grained pod events.
+        self._specific_events = self.features.enabled("FineGrainedQueueEvents")
         self._pre_enqueue = pre_enqueue
         self.clock: Clock = clock if clock is not None else RealClock()
         self.pod_initial_backoff = float(pod_initial_backoff)
@@ -161,10 +194,21 @@ class SchedulingQueue:
         self._per_profile = events_by_profile is not None
         self._hint_maps: dict[str, dict[ClusterEvent, list[str]]] = {}
         self._hint_map: dict[ClusterEvent, list[str]] = {}
+        self._hint_fn_maps: dict[str, dict[ClusterEvent, list[HintEntry]]] = {}
+        self._hint_fn_map: dict[ClusterEvent, list[HintEntry]] = {}
         if events_by_profile is not None:
             self._hint_maps = {name: build_queueing_hint_map(m) for name, m in events_by_profile.items()}
+            self._hint_fn_maps = {name: build_hint_fn_map(m) for name, m in events_by_profile.items()}
         else:
             self._hint_map = build_queueing_hint_map(events_by_plugin or {})
+            self._hint_fn_map = build_hint_fn_map(events_by_plugin or {})
+        # plugin -> its registered events (buildEventMap): a gated pod moves only on its
+        # gating plugin's events (1.36).
+        self._plugin_events: dict[str, list[ClusterEvent]] = {}
+        for fm in (list(self._hint_fn_maps.values()) if events_by_profile is not None else [self._hint_fn_map]):
+            for ev, entries in fm.items():
+                for plugin, _ in entries:
+                    self._plugin_events.setdefault(plugin, []).append(ev)
         maps = list(self._hint_maps.values()) if self._per_profile else [self._hint_map]
         registered: dict[ClusterEvent, None] = {}
         for m in maps:
@@ -173,7 +217,15 @@ class SchedulingQueue:
 
         self._active_q = KeyedHeap(self._active_before)
         self._backoff_q = KeyedHeap(self._backoff_before)
+        # 1.36: pods that failed with an Error back off in their own heap (podErrorBackoffQ),
+        # never popped early.
+        self._error_backoff_q = KeyedHeap(self._error_backoff_before)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
+        # 1.36 in-flight tracking (active_queue.go: inFlightPods / inFlightEvents): each popped
+        # pod's position in the event log; events are logged while any pod is in flight.
+        self._in_flight: dict[str, int] = {}
+        self._in_flight_log: list[tuple[ClusterEvent, object | None, object | None]] = []
+        self._log_base = 0
 
         # schedulingCycle: incremented by every pop. moveRequestCycle: the cycle at the last
         # move request for an event of interest; a pod failing in or before that cycle goes
@@ -212,6 +264,15 @@ class SchedulingQueue:
 
     def _backoff_before(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         ta, tb = self.backoff_time(a), self.backoff_time(b)
+        if ta != tb:
+            return ta < tb
+        if self._pop_from_backoff:
+            # lessBackoffCompletedWithPriority: equal windows pop in activeQ order.
+            return self._active_before(a, b)
+        return a.seq < b.seq
+
+    def _error_backoff_before(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        ta, tb = self.backoff_time(a), self.backoff_time(b)
         return ta < tb or (ta == tb and a.seq < b.seq)
 
     def _next_seq(self) -> int:
@@ -220,46 +281,82 @@ class SchedulingQueue:
 
     # ================================================================ backoff
     def backoff_duration(self, pinfo: QueuedPodInfo) -> float:
-        """calculateBackoffDuration: initial, doubled (attempts-1) times, capped at max."""
+        """calculateBackoffDuration: initial, doubled (n-1) times, capped at max; n is the
+        pod's attempts (v1.30) or, in 1.36, its rejections (UnschedulableCount, or
+        ConsecutiveErrorsCount while it keeps failing with errors)."""
+        n = self._backoff_count(pinfo) if self._hints else pinfo.attempts
+        if self._hints and n == 0:
+            return 0.0
         d = self.pod_initial_backoff
-        for _ in range(1, pinfo.attempts):
+        for _ in range(1, n):
             # Upstream compares by subtraction to avoid overflow; kept for identical capping.
             if d > self.pod_max_backoff - d:
                 return self.pod_max_backoff
             d += d
         return d
 
+    @staticmethod
+    def _backoff_count(pinfo: QueuedPodInfo) -> int:
+        return pinfo.consecutive_errors_count if pinfo.consecutive_errors_count > 0 else pinfo.unschedulable_count
+
+    def _align(self, t: float) -> float:
+        """alignToWindow: truncated to the ordering window with SchedulerPopFromBackoffQ."""
+        if not self._pop_from_backoff:
+            return t
+        return math.floor(t / BACKOFF_ORDERING_WINDOW) * BACKOFF_ORDERING_WINDOW
+
     def backoff_time(self, pinfo: QueuedPodInfo) -> float:
-        """getBackoffTime: when the pod's backoff completes."""
-        return pinfo.timestamp + self.backoff_duration(pinfo)
+        """getBackoffTime: when the pod's backoff completes. 1.36: -inf (zero time) for a pod
+        never rejected or with podMaxBackoff 0; computed once per failure and aligned."""
+        if not self._hints:
+            return pinfo.timestamp + self.backoff_duration(pinfo)
+        if self.pod_max_backoff == 0 or self._backoff_count(pinfo) == 0:
+            return -math.inf
+        if pinfo.backoff_expiration is None:
+            pinfo.backoff_expiration = self._align(pinfo.timestamp + self.backoff_duration(pinfo))
+        return pinfo.backoff_expiration
 
     def is_pod_backing_off(self, pinfo: QueuedPodInfo) -> bool:
-        """isPodBackingoff: a gated pod never is (it was never tried)."""
-        if pinfo.gated:
-            return False
-        return self.backoff_time(pinfo) > self.clock.now()
+        """isPodBackingoff. v1.30: a gated pod never is (it was never tried); expiry > now.
+        1.36: !expiry.Before(alignToWindow(now)) -- the window the expiry falls in must have
+        passed."""
+        if not self._hints:
+            if pinfo.gated:
+                return False
+            return self.backoff_time(pinfo) > self.clock.now()
+        return not self.backoff_time(pinfo) < self._align(self.clock.now())
 
     # ================================================================ events of interest
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         """isEventOfInterest: wildcard, or matching some plugin's registration."""
         if event.is_wildcard():
             return True
-        return any(registered.match(event) for registered in self._registered)
+        return any(self._match(registered, event) for registered in self._registered)
+
+    def _match(self, registered: ClusterEvent, incoming: ClusterEvent) -> bool:
+        return registered.match_136(incoming) if self._specific_events else registered.match(incoming)
 
     def _hint_map_for(self, pod: Pod) -> dict[ClusterEvent, list[str]] | None:
         if self._per_profile:
             return self._hint_maps.get(pod.scheduler_name)
         return self._hint_map
 
-    def _is_pod_worth_requeuing(self, pinfo: QueuedPodInfo, event: ClusterEvent) -> int:
-        """isPodWorthRequeuing with every hint "Queue" (hints off): a pod moves when a
-        rejector plugin registered a matching event; Pending rejectors skip backoff."""
+    def _is_pod_worth_requeuing(self, pinfo: QueuedPodInfo, event: ClusterEvent,
+                                old: object | None = None, new: object | None = None) -> int:
+        """isPodWorthRequeuing: a pod moves when a rejector plugin registered a matching
+        event and (1.36) its QueueingHintFn says Queue for the event's objects; Pending
+        rejectors skip backoff. v1.30 (hints off): every hint is Queue."""
         rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
         if not rejectors:
             # Failed for no plugin's reason (e.g. an Error): retry after backoff.
             return _QUEUE_AFTER_BACKOFF
         if event.is_wildcard():
+            # 1.36: a wildcard event about another pod (ForceActivate) leaves this one.
+            if self._hints and new is not None and (not isinstance(new, Pod) or new.uid != pinfo.pod.uid):
+                return _QUEUE_SKIP
             return _QUEUE_AFTER_BACKOFF
+        if self._hints:
+            return self._worth_requeuing_with_hints(pinfo, rejectors, event, old, new)
         hint_map = self._hint_map_for(pinfo.pod)
         if hint_map is None:
             return _QUEUE_AFTER_BACKOFF  # no map for the profile: upstream logs a bug and queues
@@ -276,6 +373,50 @@ class SchedulingQueue:
                     return _QUEUE_AFTER_BACKOFF
                 strategy = _QUEUE_AFTER_BACKOFF
         return strategy
+
+    def _worth_requeuing_with_hints(self, pinfo: QueuedPodInfo, rejectors: set[str], event: ClusterEvent,
+                                    old: object | None, new: object | None) -> int:
+        fn_map = self._hint_fn_maps.get(pinfo.pod.scheduler_name) if self._per_profile else self._hint_fn_map
+        if fn_map is None:
+            return _QUEUE_AFTER_BACKOFF  # "No QueueingHintMap is registered for this profile"
+        strategy = _QUEUE_SKIP
+        for registered, entries in fn_map.items():
+            if not self._match(registered, event):
+                continue
+            for plugin, hint_fn in entries:
+                if plugin not in rejectors:
+                    continue
+                hint = QueueingHint.QUEUE
+                if hint_fn is not None:
+                    try:
+                        hint = hint_fn(pinfo.pod, old, new)
+                    except Exception:  # noqa: BLE001 - upstream: a hint's error counts as Queue
+                        hint = QueueingHint.QUEUE
+                if hint == QueueingHint.QUEUE_SKIP:
+                    continue
+                if plugin in pinfo.pending_plugins:
+                    return _QUEUE_IMMEDIATELY
+                if not pinfo.pending_plugins:
+                    return _QUEUE_AFTER_BACKOFF
+                strategy = _QUEUE_AFTER_BACKOFF
+        return strategy
+
+    # ================================================================ in-flight pods (1.36)
+    def _log_event(self, event: ClusterEvent, old: object | None, new: object | None) -> None:
+        """addEventIfAnyInFlight: kept while some popped pod has not called Done."""
+        if self._in_flight:
+            self._in_flight_log.append((event, old, new))
+
+    def _events_since_pop(self, uid: str) -> list[tuple[ClusterEvent, object | None, object | None]]:
+        """clusterEventsForPod: the events logged after the pod was popped."""
+        pos = self._in_flight.get(uid)
+        if pos is None:
+            return []
+        return self._in_flight_log[pos - self._log_base:]
+
+    def in_flight_pods(self) -> list[str]:
+        """InFlightPods' uids (1.36)."""
+        return list(self._in_flight)
 
     # ================================================================ internal moves
     def new_queued_pod_info(self, pod: Pod, *plugins: str) -> QueuedPodInfo:
@@ -304,17 +445,23 @@ class SchedulingQueue:
             return True
         status = self._pre_enqueue(pinfo.pod)
         if status is None or status.is_success():
+            pinfo.gating_plugin = ""
             return True
         plugin = status.plugin or "PreEnqueue"
         pinfo.unschedulable_plugins.add(plugin)
+        pinfo.gating_plugin = plugin
         self._reason(plugin, pinfo.pod, 1)
         return False
 
-    def _add_to_active_q(self, pinfo: QueuedPodInfo) -> bool:
-        """addToActiveQ: PreEnqueue first; a gated pod goes to unschedulablePods instead."""
+    def _add_to_active_q(self, pinfo: QueuedPodInfo, from_backoff: bool = False) -> bool:
+        """addToActiveQ / moveToActiveQ: PreEnqueue first (1.36 skips it for a pod leaving
+        backoffQ, checked on the way in); a gated pod goes to unschedulablePods instead."""
         self._adopt(pinfo)
-        pinfo.gated = not self._run_pre_enqueue(pinfo)
+        if not (self._pop_from_backoff and from_backoff):
+            pinfo.gated = not self._run_pre_enqueue(pinfo)
         if pinfo.gated:
+            if self._hints and (pinfo.pod.key in self._active_q or self._in_backoff(pinfo.pod.key)):
+                return False
             self._unschedulable[pinfo.pod.key] = pinfo
             return False
         if pinfo.initial_attempt_timestamp is None:
@@ -322,13 +469,38 @@ class SchedulingQueue:
         self._active_q.add(pinfo)
         return True
 
+    def _in_backoff(self, key: str) -> bool:
+        return key in self._backoff_q or key in self._error_backoff_q
+
+    def _add_to_backoff_q(self, pinfo: QueuedPodInfo, event: str) -> bool:
+        """moveToBackoffQ (+ backoffQueue.add). 1.36 with SchedulerPopFromBackoffQ runs
+        PreEnqueue first (the pod may be popped from backoffQ directly): a gated pod stays in
+        unschedulablePods. Error-failed pods go to the error heap."""
+        if self._pop_from_backoff:
+            self._adopt(pinfo)
+            pinfo.gated = not self._run_pre_enqueue(pinfo)
+            if pinfo.gated:
+                self._unschedulable[pinfo.pod.key] = pinfo
+                return False
+        self._unschedulable.pop(pinfo.pod.key, None)
+        if self._hints and not (pinfo.unschedulable_plugins or pinfo.pending_plugins):
+            self._backoff_q.delete(pinfo.pod.key)
+            self._error_backoff_q.add(pinfo)
+        else:
+            self._error_backoff_q.delete(pinfo.pod.key)
+            self._backoff_q.add(pinfo)
+        self._count(BACKOFF_Q, event)
+        return True
+
     def _requeue(self, pinfo: QueuedPodInfo, strategy: int, event: str) -> str:
-        """requeuePodViaQueueingHint: the queue the pod lands in."""
+        """requeuePodWithQueueingStrategy: the queue the pod lands in."""
         if strategy == _QUEUE_SKIP:
             self._unschedulable[pinfo.pod.key] = pinfo
             self._count(UNSCHEDULABLE_PODS, event)
             return UNSCHEDULABLE_PODS
         if strategy == _QUEUE_AFTER_BACKOFF and self.is_pod_backing_off(pinfo):
+            if self._hints:
+                return BACKOFF_Q if self._add_to_backoff_q(pinfo, event) else UNSCHEDULABLE_PODS
             self._backoff_q.add(pinfo)
             self._count(BACKOFF_Q, event)
             return BACKOFF_Q
@@ -337,23 +509,33 @@ class SchedulingQueue:
             return ACTIVE_Q
         return UNSCHEDULABLE_PODS  # gated again: addToActiveQ put it back
 
-    def _move_pods(self, pinfos: Iterable[QueuedPodInfo], event: ClusterEvent) -> int:
-        """movePodsToActiveOrBackoffQueue; returns how many pods reached activeQ/backoffQ."""
+    def _move_pods(self, pinfos: Iterable[QueuedPodInfo], event: ClusterEvent,
+                   old: object | None = None, new: object | None = None) -> int:
+        """movePodsToActiveOrBackoffQueue; returns how many pods reached activeQ/backoffQ.
+        ``old``/``new`` are the event's objects, for the 1.36 queueing hints."""
         if not self.is_event_of_interest(event):
             return 0
         moved = 0
         for pinfo in list(pinfos):
-            # Pods held by a scheduling gate only move on their own update; other gated
-            # pods move so that their PreEnqueue plugins are asked again.
-            if pinfo.gated and SCHEDULING_GATES in pinfo.unschedulable_plugins:
-                continue
-            strategy = self._is_pod_worth_requeuing(pinfo, event)
+            if pinfo.gated:
+                if self._hints:
+                    # 1.36: a gated pod moves only on an event its gating plugin registered.
+                    gating = self._plugin_events.get(pinfo.gating_plugin, [])
+                    if not any(self._match(e, event) for e in gating):
+                        continue
+                elif SCHEDULING_GATES in pinfo.unschedulable_plugins:
+                    # Pods held by a scheduling gate only move on their own update; other
+                    # gated pods move so that their PreEnqueue plugins are asked again.
+                    continue
+            strategy = self._is_pod_worth_requeuing(pinfo, event, old, new)
             if strategy == _QUEUE_SKIP:
                 continue
             self._unschedulable.pop(pinfo.pod.key, None)
             if self._requeue(pinfo, strategy, event.label) != UNSCHEDULABLE_PODS:
                 moved += 1
         self.move_request_cycle = self.scheduling_cycle
+        if self._hints:
+            self._log_event(event, old, new)
         return moved
 
     # ================================================================ SchedulingQueue API
@@ -365,25 +547,41 @@ class SchedulingQueue:
         key = pod.key
         self._unschedulable.pop(key, None)
         self._backoff_q.delete(key)
-        self._count(ACTIVE_Q, POD_ADD)
+        self._error_backoff_q.delete(key)
+        self._count(ACTIVE_Q, UNSCHEDULED_POD_ADD_136.label if self._hints else POD_ADD)
         self.nominator.add_nominated_pod(pinfo.pod_info, None)
 
     def activate(self, pods: Iterable[Pod] | Mapping[str, Pod]) -> None:
-        """Activate (PodsToActivate): move pods from unschedulablePods/backoffQ to activeQ."""
+        """Activate (PodsToActivate): move pods from unschedulablePods/backoffQ to activeQ.
+        1.36: a pod in flight gets a ForceActivate event instead (so its failure requeues it)."""
         for pod in (pods.values() if isinstance(pods, Mapping) else pods):
-            self._activate(pod)
+            if self._activate(pod):
+                continue
+            if self._hints:
+                if pod.uid in self._in_flight:
+                    self._in_flight_log.append((FORCE_ACTIVATE_EVENT, None, pod))
+                self.move_request_cycle = self.scheduling_cycle
 
     def _activate(self, pod: Pod) -> bool:
         key = pod.key
         if key in self._active_q:
             return False
-        pinfo = self._unschedulable.get(key) or self._backoff_q.get(key)
+        from_backoff = False
+        pinfo = self._unschedulable.get(key)
+        if pinfo is None:
+            pinfo = self._backoff_q.get(key) or self._error_backoff_q.get(key)
+            from_backoff = pinfo is not None
         if pinfo is None:
             return False
-        if not self._add_to_active_q(pinfo):
+        if from_backoff and self._pop_from_backoff:
+            # activate() deletes it from backoffQ first, then moveToActiveQ skips PreEnqueue.
+            self._backoff_q.delete(key)
+            self._error_backoff_q.delete(key)
+        if not self._add_to_active_q(pinfo, from_backoff=from_backoff):
             return False
         self._unschedulable.pop(key, None)
         self._backoff_q.delete(key)
+        self._error_backoff_q.delete(key)
         self._count(ACTIVE_Q, FORCE_ACTIVATE)
         self.nominator.add_nominated_pod(pinfo.pod_info, None)
         return True
@@ -393,18 +591,39 @@ class SchedulingQueue:
         Timestamp = now. To backoffQ if a move request came in during/after its cycle or no
         plugin rejected it; else to unschedulablePods. Raises QueueError if already queued."""
         key = pinfo.pod.key
-        if key in self._unschedulable:
-            raise QueueError(f"Pod {key} is already present in unschedulable queue")
-        if key in self._active_q:
-            raise QueueError(f"Pod {key} is already present in the active queue")
-        if key in self._backoff_q:
-            raise QueueError(f"Pod {key} is already present in the backoff queue")
+        try:
+            if key in self._unschedulable:
+                raise QueueError(f"Pod {key} is already present in unschedulable queue")
+            if key in self._active_q:
+                raise QueueError(f"Pod {key} is already present in the active queue")
+            if self._in_backoff(key):
+                raise QueueError(f"Pod {key} is already present in the backoff queue")
+            self._add_unschedulable(pinfo, pod_scheduling_cycle)
+        finally:
+            self.done(pinfo.pod.uid)  # defer p.Done(pInfo.Pod.UID)
+
+    def _add_unschedulable(self, pinfo: QueuedPodInfo, pod_scheduling_cycle: int) -> None:
+        key = pinfo.pod.key
+        rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
+        if self._hints:
+            # 1.36: backoff counts rejections; errors count apart and reset by a rejection.
+            if rejectors:
+                pinfo.unschedulable_count += 1
+                pinfo.consecutive_errors_count = 0
+            else:
+                pinfo.consecutive_errors_count += 1
+            pinfo.backoff_expiration = None
         # Refresh the timestamp (and the tie-break order with it) since the pod is re-added.
         pinfo.timestamp = self.clock.now()
         pinfo.seq = self._next_seq()
-        rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
         for plugin in sorted(rejectors):
             self._reason(plugin, pinfo.pod, 1)
+        if self._hints:
+            # determineSchedulingHintForInFlightPod: the events seen while it was in flight.
+            strategy = _QUEUE_AFTER_BACKOFF if not rejectors else self._hint_for_in_flight(pinfo)
+            self._requeue(pinfo, strategy, SCHEDULE_ATTEMPT_FAILURE)
+            self.nominator.add_nominated_pod(pinfo.pod_info, None)
+            return
         if self.move_request_cycle >= pod_scheduling_cycle or not rejectors:
             self._backoff_q.add(pinfo)
             self._count(BACKOFF_Q, SCHEDULE_ATTEMPT_FAILURE)
@@ -413,13 +632,33 @@ class SchedulingQueue:
             self._count(UNSCHEDULABLE_PODS, SCHEDULE_ATTEMPT_FAILURE)
         self.nominator.add_nominated_pod(pinfo.pod_info, None)
 
+    def _hint_for_in_flight(self, pinfo: QueuedPodInfo) -> int:
+        strategy = _QUEUE_SKIP
+        for event, old, new in self._events_since_pop(pinfo.pod.uid):
+            s = self._is_pod_worth_requeuing(pinfo, event, old, new)
+            if s == _QUEUE_IMMEDIATELY:
+                return _QUEUE_IMMEDIATELY
+            if s == _QUEUE_AFTER_BACKOFF:
+                strategy = _QUEUE_AFTER_BACKOFF
+                if not pinfo.pending_plugins:
+                    return _QUEUE_AFTER_BACKOFF
+        return strategy
+
     def pop(self) -> QueuedPodInfo | None:
-        """Pop (non-blocking: None when activeQ is empty): Attempts += 1, a new scheduling
-        cycle, and the rejector sets cleared for the new attempt."""
+        """Pop (non-blocking: None when nothing can be popped): Attempts += 1, a new
+        scheduling cycle, and the rejector sets cleared for the new attempt. 1.36 with
+        SchedulerPopFromBackoffQ: an empty activeQ pops backoffQ's head, backoff or not; the
+        popped pod is in flight until :meth:`done`."""
         pinfo = self._active_q.pop()
+        if pinfo is None and self._pop_from_backoff:
+            pinfo = self._backoff_q.pop()
+            if pinfo is not None:
+                self._count(ACTIVE_Q, POP_FROM_BACKOFF_Q)
         if pinfo is None:
             return None
         pinfo.attempts += 1
+        if self._hints:
+            self._in_flight[pinfo.pod.uid] = self._log_base + len(self._in_flight_log)
         self.scheduling_cycle += 1
         for plugin in sorted(pinfo.unschedulable_plugins | pinfo.pending_plugins):
             self._reason(plugin, pinfo.pod, -1)
@@ -428,12 +667,29 @@ class SchedulingQueue:
         return pinfo
 
     def done(self, uid: str) -> None:
-        """Done: in-flight tracking exists only with queueing hints on; nothing to do."""
+        """Done: the pod's scheduling (and binding) ended; forget its in-flight events.
+        In-flight tracking exists only with queueing hints on (1.36)."""
+        if self._in_flight.pop(uid, None) is None:
+            return
+        if not self._in_flight:
+            self._log_base += len(self._in_flight_log)
+            self._in_flight_log.clear()
+            return
+        first = min(self._in_flight.values())
+        drop = first - self._log_base
+        if drop > 0:
+            del self._in_flight_log[:drop]
+            self._log_base = first
 
     def update(self, old: Pod | None, new: Pod) -> None:
         """Update of an unscheduled pod: in place in activeQ/backoffQ; out of
         unschedulablePods (to backoffQ if still backing off, else activeQ) only when
-        something other than status changed; an unknown pod is added."""
+        something other than status changed; an unknown pod is added. 1.36: the update's
+        PodSchedulingPropertiesChange events go through the queueing hints instead, and an
+        in-flight pod's update is logged for its failure to replay."""
+        if self._hints:
+            self._update_with_hints(old, new)
+            return
         if old is not None:
             for heap in (self._active_q, self._backoff_q):
                 pinfo = heap.get(old.key)
@@ -462,50 +718,110 @@ class SchedulingQueue:
             return
         self.nominator.add_nominated_pod(pinfo.pod_info, None)
 
+    def _update_with_hints(self, old: Pod | None, new: Pod) -> None:
+        evs = pod_update_events(old, new, self.features.enabled("DynamicResourceAllocation")) if old is not None \
+            else [UNSCHEDULED_POD_UPDATE_136]
+        if new.uid in self._in_flight:
+            for ev in evs:  # addEventsIfPodInFlight
+                self._in_flight_log.append((ev, old, new))
+            return
+        if old is not None:
+            for heap in (self._active_q, self._backoff_q, self._error_backoff_q):
+                pinfo = heap.get(old.key)
+                if pinfo is not None:
+                    pinfo.pod_info = PodInfo(new)
+                    self.nominator.update_nominated_pod(old, pinfo.pod_info)
+                    heap.update(pinfo)
+                    return
+        pinfo = self._unschedulable.get(new.key)
+        if pinfo is not None:
+            pinfo.pod_info = PodInfo(new)
+            self.nominator.update_nominated_pod(old if old is not None else new, pinfo.pod_info)
+            for ev in evs:
+                strategy = self._is_pod_worth_requeuing(pinfo, ev, old, new)
+                if strategy != _QUEUE_SKIP:
+                    self._unschedulable.pop(new.key, None)
+                queue = self._requeue(pinfo, strategy, ev.label)
+                if queue == ACTIVE_Q or (self._pop_from_backoff and queue == BACKOFF_Q):
+                    break
+            return
+        pinfo = self.new_queued_pod_info(new)
+        if self._add_to_active_q(pinfo):
+            self._count(ACTIVE_Q, UNSCHEDULED_POD_UPDATE_136.label)
+            self.nominator.add_nominated_pod(pinfo.pod_info, None)
+
     def delete(self, pod: Pod) -> None:
         """Delete of an unscheduled pod, from whichever structure holds it."""
         self.nominator.delete_nominated_pod_if_exists(pod)
         key = pod.key
         if self._active_q.delete(key) is None:
-            self._backoff_q.delete(key)
+            if self._backoff_q.delete(key) is None:
+                self._error_backoff_q.delete(key)
             self._unschedulable.pop(key, None)
 
     def move_all_to_active_or_backoff_queue(self, event: ClusterEvent,
-                                            pre_check: PreEnqueueCheck | None = None) -> int:
+                                            pre_check: PreEnqueueCheck | None = None,
+                                            old: object | None = None, new: object | None = None) -> int:
         """MoveAllToActiveOrBackoffQueue: every unschedulable pod passing ``pre_check``
-        (e.g. preCheckForNode on NodeAdd) is considered for ``event``. Returns how many
-        pods reached activeQ/backoffQ."""
+        (e.g. preCheckForNode on NodeAdd) is considered for ``event`` (``old``/``new``: its
+        objects, for the 1.36 hints). Returns how many pods reached activeQ/backoffQ."""
+        if self._specific_events:
+            event = as_136(event)
         if not self.is_event_of_interest(event):
             return 0
         pinfos = [p for p in self._unschedulable.values() if pre_check is None or pre_check(p.pod)]
-        return self._move_pods(pinfos, event)
+        return self._move_pods(pinfos, event, old, new)
 
     def assigned_pod_added(self, pod: Pod) -> int:
-        """AssignedPodAdded: only pods with a required affinity term matching ``pod``."""
-        return self._move_pods(self._with_matching_affinity_term(pod), ASSIGNED_POD_ADD)
+        """AssignedPodAdded: only pods with a required affinity term matching ``pod`` (1.36:
+        and pods PodTopologySpread rejected in its namespace)."""
+        event = event_136(GVK.ASSIGNED_POD, ActionType.ADD) if self._specific_events else ASSIGNED_POD_ADD
+        return self._move_pods(self._with_matching_affinity_term(pod), event, None, pod)
 
-    def assigned_pod_updated(self, old: Pod, new: Pod) -> int:
-        """AssignedPodUpdated (InPlacePodVerticalScaling off: always the affinity filter)."""
-        return self._move_pods(self._with_matching_affinity_term(new), ASSIGNED_POD_UPDATE)
+    def assigned_pod_updated(self, old: Pod, new: Pod, event: ClusterEvent | None = None) -> int:
+        """AssignedPodUpdated. v1.30 (InPlacePodVerticalScaling off): always the affinity
+        filter. 1.36: one call per PodSchedulingPropertiesChange event (``event``; all of them
+        when None); a scale-down considers every unschedulable pod."""
+        if not self._specific_events:
+            return self._move_pods(self._with_matching_affinity_term(new), ASSIGNED_POD_UPDATE)
+        evs = [event] if event is not None else pod_update_events(
+            old, new, self.features.enabled("DynamicResourceAllocation"))
+        moved = 0
+        scale_down = ClusterEvent(GVK.POD, ActionType.UPDATE_POD_SCALE_DOWN)
+        for ev in evs:
+            if scale_down.match_136(ev):
+                moved += self.move_all_to_active_or_backoff_queue(ev, None, old, new)
+            else:
+                moved += self._move_pods(self._with_matching_affinity_term(new), ev, old, new)
+        return moved
 
     def _with_matching_affinity_term(self, pod: Pod) -> list[QueuedPodInfo]:
-        """getUnschedulablePodsWithMatchingAffinityTerm."""
+        """getUnschedulablePodsWithMatchingAffinityTerm (v1.30) /
+        getUnschedulablePodsWithCrossTopologyTerm (1.36: also the pods PodTopologySpread
+        rejected in the pod's namespace)."""
         ns_labels = self._namespace_labels(pod.namespace) if self._namespace_labels is not None else None
-        return [p for p in self._unschedulable.values()
-                if any(t.matches(pod, ns_labels) for t in p.pod_info.required_affinity_terms)]
+        out = []
+        for p in self._unschedulable.values():
+            if (self._specific_events and "PodTopologySpread" in p.unschedulable_plugins
+                    and p.pod.namespace == pod.namespace):
+                out.append(p)
+            elif any(t.matches(pod, ns_labels) for t in p.pod_info.required_affinity_terms):
+                out.append(p)
+        return out
 
     def flush_backoff_q_completed(self) -> int:
         """flushBackoffQCompleted: expired backoffQ entries to activeQ (PreEnqueue re-run).
         Returns how many reached activeQ."""
         moved = 0
-        while True:
-            head = self._backoff_q.peek()
-            if head is None or self.is_pod_backing_off(head):
-                break
-            self._backoff_q.pop()
-            if self._add_to_active_q(head):
-                self._count(ACTIVE_Q, BACKOFF_COMPLETE)
-                moved += 1
+        for heap in (self._backoff_q, self._error_backoff_q):  # popAllBackoffCompleted
+            while True:
+                head = heap.peek()
+                if head is None or self.is_pod_backing_off(head):
+                    break
+                heap.pop()
+                if self._add_to_active_q(head, from_backoff=True):
+                    self._count(ACTIVE_Q, BACKOFF_COMPLETE)
+                    moved += 1
         return moved
 
     def flush_unschedulable_pods_leftover(self) -> int:
@@ -525,10 +841,17 @@ class SchedulingQueue:
         time of the flush tick (every 1 s / 30 s from :attr:`started_at`) that would do it,
         as upstream's periodic loops would; otherwise the exact instant. None: nothing waits."""
         times: list[float] = []
-        head = self._backoff_q.peek()
-        if head is not None:
+        for heap in (self._backoff_q, self._error_backoff_q):
+            head = heap.peek()
+            if head is None:
+                continue
+            if self._pop_from_backoff:
+                # The flush ticks at whole seconds (waitUntilAlignedWithOrderingWindow); the
+                # pod leaves at the first tick whose window is past its expiry's.
+                times.append(self._window_tick(head))
+                continue
             expiry = self.backoff_time(head)
-            times.append(self._tick(BACKOFF_FLUSH_PERIOD, expiry, lambda t: not expiry > t) if aligned else expiry)
+            times.append(self._tick(BACKOFF_FLUSH_PERIOD, expiry, lambda t, e=expiry: not e > t) if aligned else expiry)
         stamps = [p.timestamp for p in self._unschedulable.values() if not p.gated]
         if stamps:
             ts = min(stamps)
@@ -546,6 +869,16 @@ class SchedulingQueue:
                 times.append(t)
         return min(times) if times else None
 
+    def _window_tick(self, pinfo: QueuedPodInfo) -> float:
+        """The whole-second flush tick at which the pod's window has passed (its aligned
+        expiry + one window), or the next tick if that is already behind."""
+        expiry = self.backoff_time(pinfo)
+        now = self.clock.now()
+        t = expiry + BACKOFF_ORDERING_WINDOW
+        if t < now:
+            t = math.ceil(now / BACKOFF_ORDERING_WINDOW) * BACKOFF_ORDERING_WINDOW
+        return t
+
     def _tick(self, period: float, lower: float, ok: Callable[[float], bool]) -> float:
         """The first flush tick (started_at + k*period, k >= 0) at which ``ok`` holds."""
         start = self.started_at
@@ -558,19 +891,20 @@ class SchedulingQueue:
 
     # ================================================================ introspection / metrics
     def __len__(self) -> int:
-        return len(self._active_q) + len(self._backoff_q) + len(self._unschedulable)
+        return len(self._active_q) + len(self._backoff_q) + len(self._error_backoff_q) + len(self._unschedulable)
 
     def get(self, pod: Pod) -> QueuedPodInfo | None:
         """The queued entry for ``pod`` (by namespace/name), wherever it is."""
         key = pod.key
-        return self._active_q.get(key) or self._backoff_q.get(key) or self._unschedulable.get(key)
+        return (self._active_q.get(key) or self._backoff_q.get(key) or self._error_backoff_q.get(key)
+                or self._unschedulable.get(key))
 
     def queue_of(self, pod: Pod) -> str | None:
         """"active", "backoff", "unschedulable", "gated" (an unschedulable gated pod) or None."""
         key = pod.key
         if key in self._active_q:
             return ACTIVE_Q
-        if key in self._backoff_q:
+        if self._in_backoff(key):
             return BACKOFF_Q
         pinfo = self._unschedulable.get(key)
         if pinfo is not None:
@@ -582,8 +916,8 @@ class SchedulingQueue:
         return [p.pod for p in self._active_q.sorted()]
 
     def pods_in_backoff_q(self) -> list[Pod]:
-        """In backoff-expiry order."""
-        return [p.pod for p in self._backoff_q.sorted()]
+        """In backoff-expiry order (1.36: then the error-backoff heap's)."""
+        return [p.pod for p in self._backoff_q.sorted()] + [p.pod for p in self._error_backoff_q.sorted()]
 
     def unschedulable_pods(self) -> list[Pod]:
         """unschedulablePods (gated ones included), in insertion order."""
@@ -595,14 +929,14 @@ class SchedulingQueue:
 
     def pending_pods_summary(self) -> str:
         """PendingPods' summary string."""
-        return (f"activeQ:{len(self._active_q)}; backoffQ:{len(self._backoff_q)}; "
+        return (f"activeQ:{len(self._active_q)}; backoffQ:{len(self._backoff_q) + len(self._error_backoff_q)}; "
                 f"unschedulablePods:{len(self._unschedulable)}")
 
     def pending_counts(self) -> dict[str, int]:
         """scheduler_pending_pods{queue}: active, backoff, unschedulable (tried and failed),
         gated (held by PreEnqueue, never tried)."""
         gated = sum(1 for p in self._unschedulable.values() if p.gated)
-        return {ACTIVE_Q: len(self._active_q), BACKOFF_Q: len(self._backoff_q),
+        return {ACTIVE_Q: len(self._active_q), BACKOFF_Q: len(self._backoff_q) + len(self._error_backoff_q),
                 UNSCHEDULABLE_PODS: len(self._unschedulable) - gated, GATED: gated}
 
     @property
@@ -611,7 +945,7 @@ class SchedulingQueue:
 
     @property
     def num_backoff(self) -> int:
-        return len(self._backoff_q)
+        return len(self._backoff_q) + len(self._error_backoff_q)
 
     @property
     def num_unschedulable(self) -> int:

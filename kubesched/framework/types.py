@@ -394,6 +394,7 @@ class QueuedPodInfo:
     unschedulable_count: int = 0
     consecutive_errors_count: int = 0
     backoff_expiration: float | None = None
+    gating_plugin: str = ""  # 1.36: the PreEnqueue plugin holding the pod (GatingPlugin)
 
     @property
     def pod(self) -> Pod:

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubesched._cache import Cache
-from kubesched._queue import QueueError, QueueNominator, RealClock, SchedulingQueue, events, events_by_plugin_of
-from kubesched._queue.events import node_update_events
+from kubesched._queue import QueueError, QueueNominator, RealClock, SchedulingQueue, events
+from kubesched._queue.events import node_update_events, node_update_events_136, registrations_by_plugin_of
 from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.invariants import ClusterView, new_checker
@@ -285,8 +285,10 @@ class LiveScheduler:
             first.less, self._pre_enqueue, RealClock(),
             pod_initial_backoff=float(self.config.pod_initial_backoff_seconds),
             pod_max_backoff=float(self.config.pod_max_backoff_seconds),
-            events_by_profile={name: events_by_plugin_of(_all_plugins(fwk)) for name, fwk in self.profiles.items()},
-            namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator)
+            events_by_profile={name: registrations_by_plugin_of(_all_plugins(fwk)) for name, fwk in self.profiles.items()},
+            namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator,
+            features=self.features)
+        self._hints = self.features.enabled("SchedulerQueueingHints")
         self.invariants = new_checker(check_invariants, self.cache, self.nominator, self.profiles,
                                       ClusterView(self.objects.all_pods, self._current, self._pending_reason),
                                       queue=self.queue, live=True)
@@ -350,13 +352,13 @@ class LiveScheduler:
             elif ch.action == DELETE:
                 cache.remove_pod(ch.old)  # deletePodFromCache
                 self._forget_bindings(ch.old)
-                q.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+                q.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, old=ch.old)
             else:
                 if ch.old.uid != ch.new.uid:  # recreated under the same name: delete + add
                     cache.remove_pod(ch.old)
                     self._forget_bindings(ch.old)
                     cache.add_or_replace_pod(ch.new)
-                    q.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+                    q.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, old=ch.old)
                     q.assigned_pod_added(ch.new)
                     return
                 cache.remove_pod(ch.old)  # updatePodInCache
@@ -382,18 +384,26 @@ class LiveScheduler:
         elif ch.resource == "nodes":
             if ch.action == ADD:
                 ni = cache.add_node(ch.new)  # addNodeToCache
-                q.move_all_to_active_or_backoff_queue(events.NODE_ADD, pre_check_for_node(ni))
+                # 1.36 (queueing hints) drops the preCheck: the hints decide.
+                q.move_all_to_active_or_backoff_queue(
+                    events.NODE_ADD, None if self._hints else pre_check_for_node(ni), new=ch.new)
             elif ch.action == DELETE:
                 cache.remove_node(ch.old.meta.name)  # deleteNodeFromCache: no move
             else:
                 ni = cache.update_node(ch.new) if ch.new.meta.name in cache.node_infos else cache.add_node(ch.new)
+                if self._hints:
+                    for ev in node_update_events_136(ch.old, ch.new,
+                                                     self.features.enabled("NodeDeclaredFeatures")):
+                        q.move_all_to_active_or_backoff_queue(ev, None, ch.old, ch.new)
+                    return
                 check = pre_check_for_node(ni)
                 for ev in node_update_events(ch.old, ch.new):
                     q.move_all_to_active_or_backoff_queue(ev, check)
         elif ch.resource in _STORAGE_EVENTS:
             gvk, short = _STORAGE_EVENTS[ch.resource]
             action, suffix = _ACTIONS[ch.action]
-            q.move_all_to_active_or_backoff_queue(ClusterEvent(gvk, action, f"{short}{suffix}"))
+            q.move_all_to_active_or_backoff_queue(ClusterEvent(gvk, action, f"{short}{suffix}"), None,
+                                                  ch.old, ch.new)
 
     def _pending_pod_deleted(self, old: Pod, new: Pod | None) -> None:
         """deletePodFromSchedulingQueue: out of the queue; a pod waiting at Permit is rejected
@@ -403,12 +413,12 @@ class LiveScheduler:
             self._forget_bindings(old)
         fwk = self.profiles.get(old.scheduler_name)
         if fwk is not None and fwk.handle.reject_waiting_pod(old.uid):
-            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, old=old)
         if new is None and old.uid not in self.cache.assumed and self.cache.node_of(old) is not None:
             # Deleted after we bound it but before the informer saw the binding: it never
             # reaches the assigned-pod handlers, so it leaves the cache here.
             self.cache.remove_pod(old)
-            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, old=old)
 
     def _forget_bindings(self, gone: Pod) -> None:
         if self.invariants is not None:
@@ -785,7 +795,7 @@ class LiveScheduler:
         # stays in the cache, nothing was freed.
         forgotten = binding and self.cache.node_of(pod) is None
         if forgotten and not rejected:
-            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, old=attempt.assumed or pod)
         current = self.objects.pod(pod.namespace, pod.name)
         alive = current is not None and current.uid == pod.uid
         if alive and current is not None and not current.node_name and self.cluster.is_pending(current):
@@ -803,7 +813,8 @@ class LiveScheduler:
             self.queue.add_nominated_pod(PodInfo(current if alive and current is not None else pod),
                                          NominatingInfo(nomination, NOMINATING_OVERRIDE))
         if forgotten and rejected:
-            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid)
+            self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, lambda p: p.uid != pod.uid,
+                                                           old=attempt.assumed or pod)
         after: list[Callable[[], None]] = []
         event_msg = attempt.message or attempt.error or ""
         after.append(lambda: self._event(pod, None, "Warning", "FailedScheduling", "Scheduling",
