@@ -26,6 +26,7 @@ walked in insertion order. Runs are therefore reproducible.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -96,6 +97,10 @@ EventsByPlugin = Mapping[str, Sequence[RegisteredEvent]]
 _QUEUE_SKIP = 0
 _QUEUE_AFTER_BACKOFF = 1
 _QUEUE_IMMEDIATELY = 2
+
+
+def _expired(expiry: float, t: float) -> bool:
+    return not expiry > t
 
 
 class QueueError(KubeschedError):
@@ -851,7 +856,8 @@ class SchedulingQueue:
                 times.append(self._window_tick(head))
                 continue
             expiry = self.backoff_time(head)
-            times.append(self._tick(BACKOFF_FLUSH_PERIOD, expiry, lambda t, e=expiry: not e > t) if aligned else expiry)
+            times.append(self._tick(BACKOFF_FLUSH_PERIOD, expiry, functools.partial(_expired, expiry))
+                         if aligned else expiry)
         stamps = [p.timestamp for p in self._unschedulable.values() if not p.gated]
         if stamps:
             ts = min(stamps)
