@@ -153,6 +153,9 @@ CHANGES: Mapping[str, KubeVersion] = {
     # (PodSchedulingPropertiesChange on AssignedPod/UnschedulablePod), an incoming event must be
     # as specific as the registration, assigned-pod events also move PodTopologySpread's pods.
     "FineGrainedQueueEvents": V1_36,
+    # preemption/executor.go prepareCandidate: a victim already being deleted gets no API calls
+    # (and no Preempted event).
+    "SkipTerminatingVictims": V1_36,
 }
 
 

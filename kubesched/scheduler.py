@@ -839,6 +839,11 @@ class Scheduler:
                 d.post_filter_msg = status.message
                 attempt.post_filter_error = status.code == Code.ERROR
                 nominating = result.nominating_info if result is not None else None
+                # The chosen victims, even when their deletion runs after the cycle (async
+                # preemption); otherwise those the deleter saw.
+                chosen_victims = getattr(result, "victims", None)
+                if chosen_victims and not self.victims:
+                    self.victims = list(chosen_victims)
             attempt.message = truncate_message(
                 fit_error_message(attempt.num_all_nodes, d.node_to_status, d.pre_filter_msg, d.post_filter_msg))
         attempt.victims = list(self.victims)

@@ -206,7 +206,7 @@ class Simulator:
     def on_volumes_bound(self) -> None:
         """Hook for the timeline (cluster events for the bound claims)."""
 
-    def _delete(self, victim: Pod, reason: str) -> None:
+    def _delete(self, victim: Pod, reason: str, preemptor: Pod | None = None) -> None:
         """Preemption deletes a victim at once (the trace procedure: no graceful termination)."""
         self.cache.remove_pod(victim)
         self.objects.delete_pod(victim)

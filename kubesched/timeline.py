@@ -24,7 +24,7 @@ import functools
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +146,11 @@ class TimelineSimulator(Simulator):
         for name, fwk in self.profiles.items():
             del name
             fwk.handle._deleter = self._delete_gracefully  # noqa: SLF001 - the simulator owns its handles
+            fwk.handle._deleter_takes_preemptor = True  # noqa: SLF001
+            # Async preemption's API calls complete after the preemptor's failure is handled,
+            # at the same virtual instant; activation goes through the queue.
+            fwk.handle.async_runner = self._run_after_cycle
+            fwk.handle.activator = self._activate_pods
 
     # ---- plumbing
     def _extender_events(self) -> dict[str, list[ClusterEvent]]:
@@ -162,6 +167,12 @@ class TimelineSimulator(Simulator):
         ns = self.objects.namespace(namespace)
         return ns.labels if ns is not None else None
 
+    def _run_after_cycle(self, fn: Callable[[], None]) -> None:
+        self._at(self.clock.now(), fn)
+
+    def _activate_pods(self, pods: Sequence[Pod]) -> None:
+        self.queue.activate([self.current.get(p.uid, p) for p in pods])
+
     def _at(self, when: float, fn: Callable[[], None]) -> None:
         heapq.heappush(self._timers, (when, next(self._seq), fn))
 
@@ -169,13 +180,14 @@ class TimelineSimulator(Simulator):
         self._result.events.append(TimelineEvent(self.clock.now(), reason, pod.key, message))
 
     # ---- cluster actions
-    def _delete_gracefully(self, victim: Pod, reason: str) -> None:
+    def _delete_gracefully(self, victim: Pod, reason: str, preemptor: Pod | None = None) -> None:
         """prepareCandidate: reject a waiting victim, else mark it terminating (DisruptionTarget
         condition, deletionTimestamp) and remove it after its grace period. The Preempted event
         is recorded for every victim, even one already terminating (chosen again by a
         higher-priority preemptor): its second deletion changes nothing."""
         self.scheduler.victims.append(victim)
-        self._event("Preempted", victim, f"Preempted by pod {self._preemptor_uid} on node {victim.node_name}")
+        by = preemptor.uid if preemptor is not None else self._preemptor_uid
+        self._event("Preempted", victim, f"Preempted by pod {by} on node {victim.node_name}")
         for fwk in self.profiles.values():
             wp = fwk.handle.get_waiting_pod(victim.uid)
             if wp is not None:

@@ -277,10 +277,12 @@ def graceful_cluster(*, with_preemptor: bool = True) -> tuple[list[Node], list[P
 
 def test_preemptor_waits_for_its_victim_to_terminate_and_keeps_the_node_from_lower_priority_pods() -> None:
     sim, res = simulate(*graceful_cluster())
+    # 1.36's async preemption deletes the victim after the preemptor's failure is handled: its
+    # Preempted event follows p's FailedScheduling and Nominated (v1.30: before, see below).
     assert events(res) == [
-        (0, "Preempted", "v"),
         (0, "FailedScheduling", "p"),
         (0, "Nominated", "p"),
+        (0, "Preempted", "v"),
         (10, "FailedScheduling", "late"),
         (30, "Deleted", "v"),
         (30, "Scheduled", "p"),
@@ -295,6 +297,11 @@ def test_preemptor_waits_for_its_victim_to_terminate_and_keeps_the_node_from_low
     assert preempted.message == f"Preempted by pod {sim.current['uid-default-p'].uid} on node n1"
     assert res.final == {"default/w": "n1", "default/p": "n1", "default/late": None}
     assert res.deleted == ["default/v"]
+
+
+def test_v1_30_preemption_deletes_the_victim_within_the_preemptors_cycle() -> None:
+    _, res = simulate(*graceful_cluster(), features=FEATURES_1_30)
+    assert events(res)[:3] == [(0, "Preempted", "v"), (0, "FailedScheduling", "p"), (0, "Nominated", "p")]
 
 
 def test_without_the_nomination_the_late_pod_fits_next_to_the_victim() -> None:
@@ -355,11 +362,11 @@ def test_pod_with_preemption_policy_never_waits_instead_of_preempting() -> None:
 
 
 def test_higher_priority_preemptor_displaces_an_earlier_nomination_on_the_same_node() -> None:
-    # "mid" preempts v and is nominated to n1; "high" arrives at 10 s: mid's nomination does not
-    # count against a higher-priority pod, so high preempts on n1 too (v again, still there) and
-    # prepareCandidate clears mid's nomination. When v is gone, high binds; mid cannot.
+    # v1.30: "mid" preempts v and is nominated to n1; "high" arrives at 10 s: mid's nomination
+    # does not count against a higher-priority pod, so high preempts on n1 too (v again, still
+    # there) and prepareCandidate clears mid's nomination. When v is gone, high binds; mid cannot.
     pods = [pod("v", "2", on="n1", grace=60), pod("mid", "2", priority=50), pod("high", "2", priority=100, arrives=10)]
-    sim, res = simulate([node("n1", cpu="2")], pods)
+    sim, res = simulate([node("n1", cpu="2")], pods, features=FEATURES_1_30)
     assert events(res) == [
         (0, "Preempted", "v"),
         (0, "FailedScheduling", "mid"),
@@ -375,6 +382,41 @@ def test_higher_priority_preemptor_displaces_an_earlier_nomination_on_the_same_n
     assert sim.current["uid-default-mid"].nominated_node_name == ""
     assert sim.nominator.snapshot() == {}
     assert message(res, "mid", 60).endswith("1 No preemption victims found for incoming pod.")
+    assert metric(res, "scheduler_preemption_victims")["count"] == 2
+
+
+class _Probe(TimelineSimulator):
+    """Records mid's nomination when high's failure has been handled."""
+
+    seen: str | None = None
+
+    def _after(self, attempt: Any, qpi: Any, cycle: int, *, binding: bool = False) -> None:
+        super()._after(attempt, qpi, cycle, binding=binding)
+        if attempt.pod.name == "high" and self.seen is None:
+            self._at(self.clock.now(), lambda: setattr(self, "seen", self.current["uid-default-mid"].nominated_node_name))
+
+
+def test_in_1_36_a_preemption_whose_only_victim_already_terminates_deletes_nothing_and_clears_no_nomination() -> None:
+    # 1.36: v is already being deleted when "high" preempts, so it gets no second deletion (no
+    # Preempted event), and prepareCandidateAsync, with no victim left to delete, returns before
+    # clearing the lower-priority nominations: mid stays nominated to n1 until its next failure.
+    pods = [pod("v", "2", on="n1", grace=60), pod("mid", "2", priority=50), pod("high", "2", priority=100, arrives=10)]
+    latest = max(p.meta.creation_timestamp or 0.0 for p in pods)
+    sim = _Probe(ClusterObjects(nodes=[node("n1", cpu="2")], pods=pods, latest_timestamp=latest), features=FEATURES_1_36)
+    res = sim.run()
+    assert events(res) == [
+        (0, "FailedScheduling", "mid"),
+        (0, "Nominated", "mid"),
+        (0, "Preempted", "v"),
+        (10, "FailedScheduling", "high"),
+        (10, "Nominated", "high"),
+        (60, "Deleted", "v"),
+        (60, "Scheduled", "high"),
+        (60, "FailedScheduling", "mid"),
+    ]
+    assert sim.seen == "n1"
+    assert res.final == {"default/mid": None, "default/high": "n1"}
+    assert sim.current["uid-default-mid"].nominated_node_name == ""  # its failed preemption at 60 cleared it
     assert metric(res, "scheduler_preemption_victims")["count"] == 2
 
 
@@ -469,6 +511,7 @@ def test_pod_rejected_in_its_binding_cycle_waits_for_an_event_and_its_reservatio
 
 # ----------------------------------------------------------------------------- arrivals and metrics
 _ARRIVALS_130 = {
+    "preemption": [(7, "Preempted", "a"), (7, "FailedScheduling", "c"), (7, "Nominated", "c")],
     # The deletion moved c; it retries when its 1 s backoff is over.
     "c_scheduled": 8,
     "pending": ("0/1 nodes are available: 1 Insufficient cpu. preemption: "
@@ -482,7 +525,9 @@ _ARRIVALS_130 = {
 }
 _ARRIVALS_136 = {
     # The deletion moved c to backoffQ; activeQ being empty, it is popped from there at once
-    # (SchedulerPopFromBackoffQ) instead of waiting for its backoff.
+    # (SchedulerPopFromBackoffQ) instead of waiting for its backoff. The victim is deleted after
+    # c's failure is handled (async preemption).
+    "preemption": [(7, "FailedScheduling", "c"), (7, "Nominated", "c"), (7, "Preempted", "a")],
     "c_scheduled": 7,
     "pending": ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
                 "0/1 nodes are available: 1 No preemption victims found for incoming pod."),
@@ -515,9 +560,7 @@ def test_pods_arrive_at_their_creation_time_in_priority_order_and_the_metrics_co
     assert events(res) == [
         (0, "Scheduled", "b"),
         (0, "Scheduled", "a"),
-        (7, "Preempted", "a"),
-        (7, "FailedScheduling", "c"),
-        (7, "Nominated", "c"),
+        *want["preemption"],
         (7, "Deleted", "a"),
         (want["c_scheduled"], "Scheduled", "c"),
         (20, "FailedScheduling", "d"),
@@ -590,9 +633,9 @@ def test_cli_simulate_json_has_the_timeline_metrics_and_pending_pods(scenario: P
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert [(e["time"], e["reason"], e["pod"]) for e in out["timeline"]] == [
-        (0, "Preempted", "default/victim"),
         (0, "FailedScheduling", "default/preemptor"),
         (0, "Nominated", "default/preemptor"),
+        (0, "Preempted", "default/victim"),  # async preemption (1.36): after the failure
         (30, "Deleted", "default/victim"),
         (30, "Scheduled", "default/preemptor"),
     ]

@@ -3,6 +3,7 @@ as a Handle): snapshot, listers, nominator and the framework's own runners."""
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
@@ -43,7 +44,7 @@ class FrameworkHandle:
     def __init__(self, cache: Cache, objects: ObjectLister | None = None, nominator: PodNominator | None = None,
                  *, profile_name: str = "default-scheduler",
                  binder: Callable[[Pod, str], None] | None = None,
-                 deleter: Callable[[Pod, str], None] | None = None,
+                 deleter: Callable[..., None] | None = None,
                  clear_nomination: Callable[[Pod], None] | None = None,
                  deterministic: bool = False, rng: random.Random | None = None,
                  extenders: Sequence[Extender] = (), features: Features | None = None) -> None:
@@ -53,6 +54,7 @@ class FrameworkHandle:
         self._profile_name = profile_name
         self._binder = binder
         self._deleter = deleter
+        self._deleter_takes_preemptor = _positional_arity(deleter) >= 3
         self._clear_nomination = clear_nomination
         self._deterministic = deterministic
         self._rng = rng if rng is not None else random.Random()
@@ -60,6 +62,10 @@ class FrameworkHandle:
         self.waiting_pods = WaitingPods()
         self._extenders: tuple[Extender, ...] = tuple(extenders)
         self._features = features if features is not None else DEFAULT_FEATURES
+        # Set by the driver (simulator, timeline, `run`): where background work runs, and
+        # how pods are activated in its queue.
+        self.async_runner: Callable[[Callable[[], None]], None] | None = None
+        self.activator: Callable[[Sequence[Pod]], None] | None = None
 
     @classmethod
     def for_nodes(cls, nodes: Sequence[Node], pods: Sequence[Pod] = (), objects: ObjectLister | None = None,
@@ -132,9 +138,28 @@ class FrameworkHandle:
         if self._binder is not None:
             self._binder(pod, node_name)
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
-        if self._deleter is not None:
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
+        """``deleter(pod, reason)``, or ``deleter(pod, reason, preemptor)`` if it takes three
+        (async preemption deletes after the cycle, when the driver no longer knows whose)."""
+        if self._deleter is None:
+            return
+        if self._deleter_takes_preemptor:
+            self._deleter(pod, reason, preemptor)
+        else:
             self._deleter(pod, reason)
+
+    def run_async(self, fn: Callable[[], None]) -> None:
+        """Work a plugin starts in the background (async preemption's API calls). The driver
+        decides when it runs (``async_runner``); by default at once."""
+        if self.async_runner is not None:
+            self.async_runner(fn)
+        else:
+            fn()
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        """Handle.Activate: move the pods to activeQ (no-op without a queue)."""
+        if self.activator is not None:
+            self.activator(pods)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
@@ -154,3 +179,15 @@ class FrameworkHandle:
             self._clear_nomination(pod)
         else:
             self._nominator.delete(pod)
+
+
+def _positional_arity(fn: Callable[..., None] | None) -> int:
+    if fn is None:
+        return 0
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 3
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))

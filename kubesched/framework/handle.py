@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -238,8 +238,18 @@ class Handle(Protocol):
         """Ask the cluster to bind (DefaultBinder). Raises ApiError on failure."""
         ...
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
-        """Delete a pod (preemption victims). Raises ApiError on failure."""
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
+        """Delete a pod (preemption victims; ``preemptor`` names who preempts it). Raises
+        ApiError on failure."""
+        ...
+
+    def run_async(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in the background, as upstream's goroutines (async preemption): after
+        the current scheduling cycle in the simulators, on a worker thread in `run`."""
+        ...
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        """Handle.Activate: move these pending pods to activeQ."""
         ...
 
     def update_resource_claim(self, claim: ResourceClaim) -> None:

@@ -34,7 +34,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -266,6 +266,10 @@ class LiveScheduler:
                 self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
                 binder=self._bind, deleter=self._delete_victim, clear_nomination=self._clear_nomination,
                 deterministic=deterministic, rng=self.rng, extenders=self.extenders, features=self.features)
+            # Async preemption: its API calls on a thread of their own (upstream's goroutine),
+            # activation under the lock.
+            handle.async_runner = self._run_in_background
+            handle.activator = self._activate_pods
             self.profiles[profile.scheduler_name] = build_framework(profile, reg, handle)
         missing = set(self.profiles) - cluster.scheduler_names
         if missing:
@@ -469,12 +473,12 @@ class LiveScheduler:
         if self.invariants is not None:
             self.invariants.record_bind(pod, node)
 
-    def _delete_victim(self, victim: Pod, reason: str) -> None:
+    def _delete_victim(self, victim: Pod, reason: str, by: Pod | None = None) -> None:
         """prepareCandidate for one victim: a pod waiting at Permit is rejected; otherwise it
         gets the DisruptionTarget condition and is deleted (UID precondition). Then the
         Preempted event."""
         self.scheduler.victims.append(victim)
-        preemptor = self._preemptor
+        preemptor = by if by is not None else self._preemptor
         current = self.objects.pod(victim.namespace, victim.name)
         if current is not None and current.uid == victim.uid:
             victim = current
@@ -756,6 +760,15 @@ class LiveScheduler:
         if self._leading() and not unsent:
             for action in after:
                 _safely(action)
+
+    def _run_in_background(self, fn: Callable[[], None]) -> None:
+        threading.Thread(target=_safely, args=(fn,), name="async-preemption", daemon=True).start()
+
+    def _activate_pods(self, pods: Sequence[Pod]) -> None:
+        """Handle.Activate from a background thread (a failed async preemption)."""
+        with self._cond:
+            self.queue.activate([p for p in pods])
+            self._notify()
 
     def _activate(self, attempt: Attempt) -> None:
         """SchedulingQueue.Activate for the pods plugins put in PodsToActivate (under the lock)."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
 import time
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
@@ -43,8 +44,12 @@ import numpy as np
 
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import ConfigError, KubeschedError
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
+    GVK,
     NOMINATING_OVERRIDE,
+    ActionType,
+    ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
@@ -54,6 +59,7 @@ from kubesched.framework import (
     NominatingInfo,
     PodInfo,
     PostFilterResult,
+    QueueingHint,
     Status,
 )
 from kubesched.framework.interfaces import IntArray
@@ -68,6 +74,7 @@ REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
 MSG_NO_CANDIDATE = "no candidate node for preemption"
+WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 PREEMPT_NEVER = "Never"
 # v1.DisruptionTarget / v1.PodReasonPreemptionByScheduler.
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -285,10 +292,42 @@ class DefaultPreemption:
         self._pdbs_version = 0
         self._names_of: tuple[Sequence[NodeInfo], list[str], IntArray | None] | None = None
         self._usage_cache = UsageCache()
+        # SchedulerAsyncPreemption (1.36): victims are deleted after the scheduling cycle
+        # (Executor.prepareCandidateAsync); meanwhile PreEnqueue holds the preemptor.
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._async = features.enabled("SchedulerAsyncPreemption")
+        self._skip_terminating = features.enabled("SkipTerminatingVictims")
+        self._lock = threading.Lock()
+        self.preempting: set[str] = set()  # preemptor uids (Executor.preempting)
+        self._last_victims: dict[str, tuple[str, str]] = {}  # lastVictimsPendingPreemption
+        if self._async:
+            self.pre_enqueue = self._pre_enqueue
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if self._async:
+            # A pod held by PreEnqueue may be let in after some pod's deletion; the hint is Skip
+            # (the other rejectors decide), see isPodSchedulableAfterPodDeletion.
+            return [ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE), _skip_after_pod_deletion)]
         # Without async preemption (v1.30) PreEnqueue never rejects, so no event concerns it.
         return []
+
+    # ---- PreEnqueue (async preemption)
+    def _pre_enqueue(self, pod: Pod) -> Status | None:
+        """PreEnqueue: hold a pod whose preemption is still running."""
+        if self.is_pod_running_preemption(pod.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING_FOR_PREEMPTION,))
+        return None
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Executor.isRunningPreemption: running until its last victim is being deleted."""
+        with self._lock:
+            if uid not in self.preempting:
+                return False
+            last = self._last_victims.get(uid)
+        if last is None:
+            return True
+        victim = self.handle.objects.pod(*last)
+        return victim is not None and not victim.is_terminating
 
     # ---- PostFilter
     def post_filter(self, state: CycleState, pod: Pod, statuses: dict[str, Status]
@@ -748,17 +787,68 @@ class DefaultPreemption:
     def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:
         """prepareCandidate: delete every victim (the cluster adds the DisruptionTarget
         condition first; the simulator deletes at once), then clear the nomination of
-        lower-priority pods nominated to the node, which may no longer fit there."""
+        lower-priority pods nominated to the node, which may no longer fit there. From 1.36 a
+        victim already being deleted gets no second deletion; with SchedulerAsyncPreemption
+        the deletions run after the cycle (prepareCandidateAsync)."""
         reason = f"{pod.scheduler_name}: preempting to accommodate a higher priority pod"
-        for victim in candidate.victims.pods:
+        victims = [v for v in candidate.victims.pods if not (self._skip_terminating and self._terminating(v))]
+        if self._async:
+            self._prepare_candidate_async(candidate, pod, victims, reason)
+            return None
+        for victim in victims:
             try:
-                self.handle.delete_pod(victim, reason)
+                self.handle.delete_pod(victim, reason, pod)
             except KubeschedError as err:
                 return Status.as_error(err)
         for pi in self.handle.nominator.nominated_pods_for_node(candidate.name):
             if pi.pod.priority < pod.priority:
                 self.handle.clear_nominated_node_name(pi.pod)
         return None
+
+    def _terminating(self, victim: Pod) -> bool:
+        current = self.handle.objects.pod(victim.namespace, victim.name)
+        return (current if current is not None and current.uid == victim.uid else victim).is_terminating
+
+    def _prepare_candidate_async(self, candidate: Candidate, pod: Pod, victims: list[Pod], reason: str) -> None:
+        """prepareCandidateAsync: nothing to delete, nothing to run. Else the preemptor is
+        "preempting" while, after the cycle, the lower-priority pods nominated to the node lose
+        their nomination, every victim but the last is deleted, then the last one (remembered,
+        so PreEnqueue lets the preemptor in once it is being deleted). An error stops the
+        deletions and activates the preemptor."""
+        if not victims:
+            return
+        with self._lock:
+            self.preempting.add(pod.uid)
+        lower = [pi.pod for pi in self.handle.nominator.nominated_pods_for_node(candidate.name)
+                 if pi.pod.priority < pod.priority]
+
+        def run() -> None:
+            failed = False
+            try:
+                for p in lower:
+                    self.handle.clear_nominated_node_name(p)
+                for victim in victims[:-1]:
+                    self.handle.delete_pod(victim, reason, pod)
+                last = victims[-1]
+                with self._lock:
+                    self._last_victims[pod.uid] = (last.namespace, last.name)
+                self.handle.delete_pod(last, reason, pod)
+            except KubeschedError:
+                failed = True
+            finally:
+                with self._lock:
+                    self.preempting.discard(pod.uid)
+                    self._last_victims.pop(pod.uid, None)
+            if failed:
+                self.handle.activate([pod])
+
+        self.handle.run_async(run)
+
+
+def _skip_after_pod_deletion(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isPodSchedulableAfterPodDeletion: always Skip; the plugins whose failure the
+    preemption resolves decide when the pod is retried."""
+    return QueueingHint.QUEUE_SKIP
 
 
 # ----------------------------------------------------------------------------- fast path

@@ -22,14 +22,19 @@ from kubesched._runtime.handle import FrameworkHandle
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import ApiError, ConfigError
+from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features
 from kubesched.framework import (
+    GVK,
     NOMINATING_OVERRIDE,
+    ActionType,
+    ClusterEvent,
     Code,
     CycleState,
     NodeInfo,
     NominatingInfo,
     PodInfo,
     PostFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
@@ -269,7 +274,8 @@ class Env:
 def make_env(nodes: Sequence[Node], pods: Sequence[Pod] = (), *, plugins: Sequence[Any] | None = None,
              pdbs: Sequence[PodDisruptionBudget] = (), extra_pods: Sequence[Pod] = (),
              args: DefaultPreemptionArgs | None = None, deterministic: bool = True,
-             rng: random.Random | None = None, deleter: Callable[[Pod, str], None] | None = None) -> Env:
+             rng: random.Random | None = None, deleter: Callable[[Pod, str], None] | None = None,
+             features: Features | None = None) -> Env:
     objects = MemoryObjects(pdbs=pdbs, pods=[*pods, *extra_pods])
     deleted: list[tuple[Pod, str]] = []
     cleared: list[str] = []
@@ -287,7 +293,7 @@ def make_env(nodes: Sequence[Node], pods: Sequence[Pod] = (), *, plugins: Sequen
         box[0].nominator.delete(p)
 
     handle = FrameworkHandle.for_nodes(nodes, pods, objects, deterministic=deterministic, rng=rng, deleter=delete,
-                                       clear_nomination=clear)
+                                       clear_nomination=clear, features=features)
     box.append(handle)
     pl = defaultpreemption.new(args, handle)
     plugins = list(plugins) if plugins is not None else [ToyFit()]
@@ -878,15 +884,59 @@ def test_no_node_where_preemption_might_help_clears_the_pods_own_nomination() ->
     assert env.handle.nominator.nominated_pods_for_node("n1") == []
 
 
-def test_failed_eviction_is_an_error() -> None:
+def test_failed_eviction_is_an_error_without_async_preemption() -> None:
     def fail(victim: Pod, reason: str) -> None:
         raise ApiError(f'pods "{victim.name}" is forbidden')
 
-    env = make_env([node("node1", ONE_POD)], [pod("p1", LOW, on="node1")], deleter=fail)
+    env = make_env([node("node1", ONE_POD)], [pod("p1", LOW, on="node1")], deleter=fail, features=FEATURES_1_30)
     result, status = env.post_filter(pod("p", HIGH))
     assert result is None
     assert status.code == Code.ERROR
     assert status.message == 'preemption: pods "p1" is forbidden'
+
+
+def test_async_preemption_succeeds_at_once_and_a_failed_eviction_activates_the_preemptor() -> None:
+    # 1.36 (SchedulerAsyncPreemption): PostFilter nominates at once; the deletions run after
+    # the cycle; one failing stops them and activates the preemptor (prepareCandidateAsync).
+    def fail(victim: Pod, reason: str) -> None:
+        raise ApiError(f'pods "{victim.name}" is forbidden')
+
+    env = make_env([node("node1", ONE_POD)], [pod("p1", LOW, on="node1")], deleter=fail, features=FEATURES_1_36)
+    later: list[Callable[[], None]] = []
+    activated: list[str] = []
+    env.handle.async_runner = later.append
+    env.handle.activator = lambda pods: activated.extend(p.name for p in pods)
+    preemptor = pod("p", HIGH)
+    result, status = env.post_filter(preemptor)
+    assert status.is_success() and result is not None
+    assert result.nominating_info is not None and result.nominating_info.nominated_node_name == "node1"
+    pl = env.pl
+    assert pl.pre_enqueue(preemptor) == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                               ("waiting for the preemption for this pod to be finished",))
+    assert len(later) == 1
+    later[0]()
+    assert activated == ["p"]
+    assert pl.pre_enqueue(preemptor) is None
+
+
+def test_async_preemption_holds_the_preemptor_until_its_last_victim_is_being_deleted() -> None:
+    env = make_env([node("node1", ONE_POD)], [pod("p1", LOW, on="node1")], features=FEATURES_1_36)
+    later: list[Callable[[], None]] = []
+    env.handle.async_runner = later.append
+    preemptor = pod("p", HIGH)
+    _, status = env.post_filter(preemptor)
+    assert status.is_success()
+    assert env.deleted == []  # nothing deleted during the cycle
+    assert env.pl.pre_enqueue(preemptor) is not None
+    later[0]()
+    assert [v.name for v, _ in env.deleted] == ["p1"]
+    assert env.pl.pre_enqueue(preemptor) is None
+
+
+def test_the_v1_30_preemption_has_no_pre_enqueue() -> None:
+    env = make_env([node("node1", ONE_POD)], [pod("p1", LOW, on="node1")], features=FEATURES_1_30)
+    assert not hasattr(env.pl, "pre_enqueue")
+    assert env.pl.events_to_register() == []
 
 
 def test_a_zero_victim_success_is_an_error() -> None:
@@ -904,7 +954,10 @@ def test_factory_and_registration_shape() -> None:
     env = make_env([node("n1")])
     assert NAME == "DefaultPreemption"
     assert env.pl.name == NAME
-    assert env.pl.events_to_register() == []
+    # 1.36 (async preemption): Pod/Delete with a hint that always skips.
+    (reg,) = env.pl.events_to_register()
+    assert reg.event == ClusterEvent(GVK.POD, ActionType.DELETE)
+    assert reg.hint is not None and reg.hint(pod("p", HIGH), pod("v", LOW), None) == QueueingHint.QUEUE_SKIP
     assert env.pl.args == DefaultPreemptionArgs()
 
 
