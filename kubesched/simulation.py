@@ -29,6 +29,7 @@ from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_ex
 from kubesched.features import Features
 from kubesched.framework import CycleState, PodInfo, QueuedPodInfo
 from kubesched.objects import ClusterObjects, Node, Pod
+from kubesched.objects.devices import AllocationResult
 from kubesched.plugins.dynamicresources.plugin import NodeVerdict
 from kubesched.plugins.registry import Factory, registry_for
 from kubesched.plugins.volumebinding import pending_volume_bindings
@@ -86,17 +87,21 @@ def step_to_json(step: Step) -> dict[str, Any]:
     }
 
 
-def claim_allocations(a: Attempt) -> list[dict[str, Any]]:
-    """The devices a scheduled pod's claims hold (DynamicResources), for the trace."""
+def attempt_allocations(a: Attempt) -> list[tuple[str, AllocationResult]]:
+    """(claim key, allocation) of each claim a scheduled pod holds (DynamicResources)."""
     if a.outcome != "Scheduled" or not a.node or a.framework is None or a.state is None or not a.pod.resource_claims:
         return []
-    out: list[dict[str, Any]] = []
+    out: list[tuple[str, AllocationResult]] = []
     for p in a.framework.plugins_at("Reserve"):
         allocations = getattr(p, "allocations", None)
         if p.name == DYNAMIC_RESOURCES and allocations is not None:
-            for key, alloc in allocations(a.state, a.node):
-                out.append({"claim": key, "devices": [d.describe() for d in alloc.devices]})
+            out.extend(allocations(a.state, a.node))
     return out
+
+
+def claim_allocations(a: Attempt) -> list[dict[str, Any]]:
+    """The devices a scheduled pod's claims hold (DynamicResources), for the trace."""
+    return [{"claim": key, "devices": [d.describe() for d in alloc.devices]} for key, alloc in attempt_allocations(a)]
 
 
 def device_verdicts(a: Attempt, nodes: Sequence[Node]) -> dict[str, NodeVerdict]:

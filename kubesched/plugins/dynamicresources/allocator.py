@@ -207,6 +207,11 @@ class Allocator:
         candidates, _ = self._candidates(node)
         return [c.id for c in candidates if self._is_selectable(request, c)]
 
+    def device_attributes(self, node: Node) -> dict[DeviceID, Mapping[str, AttributeValue]]:
+        """The attributes (qualified names) of each device usable on ``node``."""
+        candidates, _ = self._candidates(node)
+        return {c.id: c.device.view.attributes for c in candidates}
+
     # ---- selection
     def _is_selectable(self, request: Request, cand: _Candidate) -> bool:
         key = (id(request), cand.id)
