@@ -698,6 +698,10 @@ def template_claim(pod: Pod, claim_name: str, template: ResourceClaimTemplate,
         template.spec)
 
 
+def _taken(taken: set[tuple[str, str]], namespace: str, name: str) -> bool:
+    return (namespace, name) in taken
+
+
 def _generate_template_claims(objs: ClusterObjects) -> None:
     """The resourceclaim controller (pkg/controller/resourceclaim): for each pod claim made from
     a ResourceClaimTemplate that has no claim yet (no ``status.resourceClaimStatuses`` entry), a
@@ -716,7 +720,7 @@ def _generate_template_claims(objs: ClusterObjects) -> None:
             template = templates.get((pod.namespace, ref.resource_claim_template_name))
             if template is None:
                 continue
-            claim = template_claim(pod, ref.name, template, lambda name, ns=pod.namespace: (ns, name) in taken)
+            claim = template_claim(pod, ref.name, template, functools.partial(_taken, taken, pod.namespace))
             taken.add((pod.namespace, claim.name))
             objs.resource_claims.append(claim)
             statuses[ref.name] = claim.name

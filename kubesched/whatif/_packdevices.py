@@ -171,7 +171,7 @@ def _shape_reason(sim: Simulator, pod: Pod, claims: list[ResourceClaim], users: 
                 if len({s for _, s in selected}) > 1 or len({r.count for r, _ in selected}) > 1:
                     return (f"claim {claim.key} request {req.name}: its firstAvailable alternatives select different "
                             f"devices or counts on node {node.name}")
-                shared = [d for _, s in selected for d in s if d not in node_local]
+                shared = sorted((d for _, s in selected for d in s if d not in node_local), key=_order)
                 if shared:
                     d = shared[0]
                     return (f"claim {claim.key} request {req.name}: device {d.driver}/{d.pool}/{d.device} is reachable "
@@ -235,20 +235,23 @@ def claim_reasons(sim: Simulator, candidates: Sequence[Pod]) -> dict[str, str]:
     # Requests whose device sets overlap without being equal on a node: their pods go.
     while True:
         conflicts: dict[_Key, str] = {}
-        keys = {r.key: r for reqs in requests.values() for r in reqs}
+        keys: dict[_Key, _Req] = {}
+        for reqs in requests.values():
+            for r in reqs:
+                keys.setdefault(r.key, r)
         for node in nodes:
             by_device: dict[DeviceID, set[_Key]] = {}
             for key, r in keys.items():
                 for d in sets.request(node, r):
                     by_device.setdefault(d, set()).add(key)
             seen: dict[_Key, frozenset[_Key]] = {}
-            for selectors in by_device.values():
-                group = frozenset(selectors)
-                for key in selectors:
+            for d in sorted(by_device, key=_order):
+                group = frozenset(by_device[d])
+                for key in sorted(group):
                     if seen.setdefault(key, group) != group:
-                        other = next(iter((seen[key] ^ group) - {key}), key)
-                        conflicts.setdefault(key, f"on node {node.name} the devices {keys[key].name} of claim "
-                                                  f"{keys[key].claim} selects overlap those of claim "
+                        other = min((seen[key] ^ group) - {key}, default=key)
+                        conflicts.setdefault(key, f"on node {node.name} the devices claim {keys[key].claim}'s "
+                                                  f"request {keys[key].name} selects overlap those of claim "
                                                   f"{keys[other].claim}'s request {keys[other].name} without being "
                                                   f"the same (the first pod allocated may take the other's devices)")
         if not conflicts:

@@ -106,9 +106,9 @@ from kubesched.framework import PODS_TO_ACTIVATE_KEY, AffinityTerm, CycleState, 
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import ClusterObjects, Pod
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
+from kubesched.plugins.dynamicresources.usage import NodeDeviceUse, device_use
 from kubesched.plugins.helpers.fiterror import fit_error_message
 from kubesched.plugins.helpers.volumes import inline_plugin
-from kubesched.plugins.dynamicresources.usage import NodeDeviceUse, device_use
 from kubesched.plugins.nodeports.plugin import get_container_ports
 from kubesched.plugins.registry import Factory
 from kubesched.scheduler import NO_NODES_AVAILABLE
