@@ -27,6 +27,14 @@ kube-scheduler v1.30's cycle in place of its embedded scheduler):
   ``preempt=True`` the profile is used as configured: a copy that does not fit may preempt
   lower-priority pods (victims deleted at once and the copy retried at once, at most three
   attempts, as in the conformance procedure), and the victims are reported.
+- **Devices** (Dynamic Resource Allocation): each copy is created as the API server and the
+  resourceclaim controller would make it: a claim of the pod made from a ResourceClaimTemplate
+  becomes a claim of the copy's own (``<copy>-<claim>-<5 random>``, owned by the copy, named in
+  its ``status.resourceClaimStatuses``), a claim named by ``resourceClaimName`` is the one
+  claim every copy shares (its devices allocated once, at most 256 pods reserving it). The
+  copies' claims are allocated by DynamicResources as for any pod, so the count stops where the
+  devices run out, with its message (``cannot allocate all claims``); each node's devices
+  used / total after the run are in the result.
 - **Ties**: by default the conformance procedure's (nodes in name order, ties to the lowest
   node name), so a run is repeatable and hand-checkable; with a ``seed``, kube-scheduler's
   random tie-breaks drawn from that seed.

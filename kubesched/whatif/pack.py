@@ -25,8 +25,12 @@ scheduler does one pod at a time. The pipeline (:func:`pack`):
    or hard spread), so a pair the matrix rejects stays rejected.
 4. **What depends on the other pending pods** becomes linear constraints: resources
    (NodeResourcesFit's cpu, memory, ephemeral-storage, extended and hugepages resources, the
-   pods count), host ports (at most one pod per node among those whose ports conflict), and
-   required pod anti-affinity among the pending pods by any topology key (hostname, zone...).
+   pods count), host ports (at most one pod per node among those whose ports conflict),
+   required pod anti-affinity among the pending pods by any topology key (hostname, zone...),
+   and DRA devices: per node and device group (the free devices the same claim requests
+   select), the devices the real allocator gives each pod's claims there
+   (:mod:`kubesched.whatif._packdevices`, which also says which claim shapes are kept instead:
+   shared claims, ``allocationMode: All``, choices that depend on the devices taken).
 5. **Solve** (:func:`solve_problem`: :func:`build_model`, then :func:`solve_model`), then **verify**: every placement
    is applied one pod at a time onto a fresh copy of the cluster, running the profile's real
    PreFilter and Filter plugins on the assigned node before the pod is bound through the real
@@ -48,7 +52,8 @@ terms and feasible nodes: a Deployment's replicas) form a *class* ``c`` of ``cou
 
 Constraints: ``sum_n z[c,n] <= count_c``; per node and resource ``sum_c req[c,r] z[c,n] <=
 room[n,r] * y[n]`` (quantities divided by the gcd of the requests: exact); per node ``sum_c
-z[c,n] <= pods_room[n] * y[n]``; per node and host-port clique ``sum z <= 1``; per
+z[c,n] <= pods_room[n] * y[n]``; per device group g of node n ``sum_c devices[c,g] z[c,n] <=
+free devices of g``; per node and host-port clique ``sum z <= 1``; per
 anti-affinity clique and domain "at most one member present" (a member that repels itself
 counts its pods there, the others their ``u``, with ``sum_{n in D} z[c,n] <= count_c u``); and
 ``y[a] >= y[b]`` between interchangeable empty nodes (symmetry breaking). Host-port cliques:
