@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,9 @@ from kubesched.errors import ApiError
 from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
 from kubesched.features import Features
 from kubesched.framework import CycleState, PodInfo, QueuedPodInfo
-from kubesched.objects import ClusterObjects, Pod
+from kubesched.objects import ClusterObjects, Node, Pod
+from kubesched.objects.devices import AllocationResult
+from kubesched.plugins.dynamicresources.plugin import NodeVerdict
 from kubesched.plugins.registry import Factory, registry_for
 from kubesched.plugins.volumebinding import pending_volume_bindings
 from kubesched.scheduler import EXTENDER_SCORE_PREFIX, Attempt, Scheduler
@@ -85,17 +87,40 @@ def step_to_json(step: Step) -> dict[str, Any]:
     }
 
 
-def claim_allocations(a: Attempt) -> list[dict[str, Any]]:
-    """The devices a scheduled pod's claims hold (DynamicResources), for the trace."""
+def attempt_allocations(a: Attempt) -> list[tuple[str, AllocationResult]]:
+    """(claim key, allocation) of each claim a scheduled pod holds (DynamicResources)."""
     if a.outcome != "Scheduled" or not a.node or a.framework is None or a.state is None or not a.pod.resource_claims:
         return []
-    out: list[dict[str, Any]] = []
+    out: list[tuple[str, AllocationResult]] = []
     for p in a.framework.plugins_at("Reserve"):
         allocations = getattr(p, "allocations", None)
         if p.name == DYNAMIC_RESOURCES and allocations is not None:
-            for key, alloc in allocations(a.state, a.node):
-                out.append({"claim": key, "devices": [d.describe() for d in alloc.devices]})
+            out.extend(allocations(a.state, a.node))
     return out
+
+
+def claim_allocations(a: Attempt) -> list[dict[str, Any]]:
+    """The devices a scheduled pod's claims hold (DynamicResources), for the trace."""
+    return [{"claim": key, "devices": [d.describe() for d in alloc.devices]} for key, alloc in attempt_allocations(a)]
+
+
+def device_verdicts(a: Attempt, nodes: Sequence[Node]) -> dict[str, NodeVerdict]:
+    """DynamicResources' view of each node for an attempt of a pod with claims (``explain``):
+    its verdict, the devices the claims would hold there, the node's device use. Empty for a
+    pod without claims or a profile without the plugin."""
+    if a.framework is None or a.state is None or not a.pod.resource_claims:
+        return {}
+    for p in a.framework.plugins_at("Filter"):
+        verdict = getattr(p, "node_verdict", None)
+        if p.name == DYNAMIC_RESOURCES and verdict is not None:
+            out: dict[str, NodeVerdict] = {}
+            for node in nodes:
+                v = verdict(a.state, a.pod, node)
+                if v is None:
+                    return {}
+                out[node.name] = v
+            return out
+    return {}
 
 
 def terminal_pod_reason(pod: Pod) -> str:

@@ -184,7 +184,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
     for step in result.steps:
         last[step.attempt.pod.key] = step
     if explain is not None:
-        _explain(result, explain, [n.name for n in objs.nodes], output)
+        _explain(result, explain, objs.nodes, output)
         if output == "json" or explain_only:
             return
     if output == "json":
@@ -339,10 +339,32 @@ def explain_command(ctx: click.Context, pod: str, paths: tuple[str, ...], config
                explain_only=True, all_filters=all_filters, kube_version=kube_version, feature_gates=feature_gates)
 
 
-def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> None:
-    """Every node x plugin for each attempt of one pod: the trace's data as a table."""
-    from kubesched.simulation import step_to_json
+def _device_cells(verdicts: dict[str, Any], node: str) -> list[str]:
+    """explain's DynamicResources columns for a node: verdict, devices, device use."""
+    v = verdicts.get(node)
+    if v is None:
+        return ["", "", ""]
+    verdict = "[green]fits[/green]" if not v.status else f"[red]{v.status}[/red]"
+    devices = ", ".join(d.describe() for _, d in v.devices)
+    use = "" if v.total is None else f"{v.used}/{v.total}"
+    return [verdict, devices, use]
 
+
+def device_verdicts_json(verdicts: dict[str, Any]) -> dict[str, Any]:
+    """explain -o json's ``devices``: per node DynamicResources' verdict ("" when the claims fit),
+    the devices they would hold there, the node's devices used / total when PreFilter ran."""
+    return {node: {"verdict": v.status, "fits": not v.status,
+                   "devices": [{"claim": claim, "device": f"{d.driver}/{d.pool}/{d.device}", "request": d.request}
+                               for claim, d in v.devices],
+                   "used": v.used, "total": v.total} for node, v in sorted(verdicts.items())}
+
+
+def _explain(result: Any, pod_key: str, nodes: list[Any], output: str) -> None:
+    """Every node x plugin for each attempt of one pod: the trace's data as a table; for a pod
+    with resource claims, DynamicResources' verdict, devices and device use per node too."""
+    from kubesched.simulation import device_verdicts, step_to_json
+
+    node_names = [n.name for n in nodes]
     key = pod_key if "/" in pod_key else f"default/{pod_key}"
     steps = [s for s in result.steps if s.attempt.pod.key == key]
     if not steps:
@@ -355,6 +377,9 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
             if s.attempt.all_filters is not None:
                 data["allFilters"] = {n: [{"plugin": st.plugin, "reasons": list(st.reasons)} for st in sts]
                                       for n, sts in sorted(s.attempt.all_filters.items())}
+            verdicts = device_verdicts(s.attempt, nodes)
+            if verdicts:
+                data["devices"] = device_verdicts_json(verdicts)
             attempts.append(data)
         click.echo(json.dumps({"explain": key, "oracle": result.oracle, "attempts": attempts}, indent=1))
         return
@@ -376,6 +401,11 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
         every = step.attempt.all_filters
         if every is not None:
             table.add_column("all failing filters", overflow="fold")
+        verdicts = device_verdicts(step.attempt, nodes)
+        if verdicts:
+            table.add_column("DynamicResources", overflow="fold")
+            table.add_column("devices", overflow="fold")
+            table.add_column("devices used", justify="right")
         for name in plugins:
             table.add_column(name, justify="right")
         table.add_column("total", justify="right")
@@ -397,6 +427,8 @@ def _explain(result: Any, pod_key: str, node_names: list[str], output: str) -> N
             extra: list[str] = []
             if every is not None:
                 extra.append("; ".join(f"{st.plugin}: {', '.join(st.reasons)}" for st in every.get(node, ())))
+            if verdicts:
+                extra.extend(_device_cells(verdicts, node))
             table.add_row(node + mark, verdict, *extra, *cells, "" if total is None else str(total))
         console.print(table)
         if data["message"]:

@@ -108,6 +108,8 @@ def _print_table(res: CapacityResult) -> None:
             extra += "; nodeSelector " + ",".join(f"{k}={v}" for k, v in t.node_selector)
         if t.priority:
             extra += f"; priority {t.priority}"
+        if t.claims:
+            extra += "; claims " + ", ".join(t.claims)
         say(f"template {t.template} ({t.file}): {reqs}{extra}; copies {t.namespace}/{t.copy_names}")
     for note in res.notes:
         say(f"note: {note}")
@@ -126,14 +128,20 @@ def _print_table(res: CapacityResult) -> None:
         for label in short if len(set(short)) == len(short) else [t.template for t in res.templates]:
             table.add_column(label, justify="right")
     table.add_column("copies", justify="right")
+    devices = any(n.devices is not None for n in res.nodes)
+    if devices:
+        table.add_column("devices used", justify="right")
     table.add_column("why the next copy does not fit there", overflow="fold")
     for n in res.nodes[:TABLE_NODE_LIMIT]:
-        cells = [str(c) for c in n.copies] if several else []
-        table.add_row(n.node, *cells, str(n.total), ", ".join(n.reasons))
+        per_template = [str(c) for c in n.copies] if several else []
+        use = [f"{n.devices.used}/{n.devices.total}" if n.devices is not None else ""] if devices else []
+        table.add_row(n.node, *per_template, str(n.total), *use, ", ".join(n.reasons))
     rest = res.nodes[TABLE_NODE_LIMIT:]
     if rest:
         cells = [str(sum(n.copies[k] for n in rest)) for k in range(len(res.templates))] if several else []
-        table.add_row(f"... {_plural(len(rest), 'more node')}", *cells, str(sum(n.total for n in rest)),
+        used = [f"{sum(n.devices.used for n in rest if n.devices)}/{sum(n.devices.total for n in rest if n.devices)}"
+                ] if devices else []
+        table.add_row(f"... {_plural(len(rest), 'more node')}", *cells, str(sum(n.total for n in rest)), *used,
                       "(-o json lists every node)")
     console.print(table)
     stop = res.stop

@@ -60,8 +60,10 @@ def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, ou
 
     Modelled: resources (cpu, memory, ephemeral-storage, extended resources, pods), node
     selectors and required node affinity, taints and tolerations, unschedulable nodes, host
-    ports, required pod anti-affinity (any topology key). Pods with required pod affinity,
-    hard topology spread, tracked volumes, ... stay where the scheduler put them. Running
+    ports, required pod anti-affinity (any topology key), DRA devices counted per node and
+    device group. Pods with required pod affinity, hard topology spread, tracked volumes,
+    claims whose devices cannot be counted exactly (shared claims, allocationMode All, ...)
+    stay where the scheduler put them. Running
     pods are never evicted (no preemption). Every placement is checked against the real
     filters before it is reported (exit 1 if one fails: a bug)."""
     from kubesched._runtime.registry import full_registry
@@ -125,6 +127,10 @@ def _print_table(result: Any, objs: Any) -> None:
     summary.add_column("packing", justify="right")
     summary.add_row("pods placed", str(result.greedy_placed), str(result.packed_placed))
     summary.add_row("nodes used", str(len(result.greedy_nodes)), str(len(result.packed_nodes)))
+    if result.greedy_devices and result.packed_devices:
+        total = sum(u.total for u in result.packed_devices)
+        summary.add_row("devices used", f"{sum(u.used for u in result.greedy_devices)}/{total}",
+                        f"{sum(u.used for u in result.packed_devices)}/{total}")
     console.print(summary)
     if result.drainable:
         console.print(f"nodes that could be drained (used by the scheduler's placement, empty in the packing): "

@@ -29,7 +29,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -677,6 +677,31 @@ def merged_label_keys(pod: Pod, features: Features) -> dict[str, Any]:
     return changes
 
 
+def template_claim(pod: Pod, claim_name: str, template: ResourceClaimTemplate,
+                   taken: Callable[[str], bool]) -> ResourceClaim:
+    """The claim the resourceclaim controller creates for the pod's claim ``claim_name`` from
+    ``template`` (pkg/controller/resourceclaim handleClaim): named ``<pod>-<claim>-<5
+    random>`` (a stable hash here, retried while ``taken(name)``), in the pod's namespace,
+    owned by the pod (controller reference), annotated with the pod's claim name, with the
+    template's spec."""
+    base = f"{pod.name}-{claim_name}-"
+    name = generated_name(base, f"{pod.key}#{claim_name}")
+    attempt = 0
+    while taken(name):
+        attempt += 1
+        name = generated_name(base, f"{pod.key}#{claim_name}", attempt)
+    return ResourceClaim(
+        ObjectMeta(name=name, namespace=pod.namespace, uid=_uid("ResourceClaim", pod.namespace, name),
+                   annotations={POD_CLAIM_NAME_ANNOTATION: claim_name},
+                   creation_timestamp=pod.meta.creation_timestamp,
+                   owner_references=(OwnerReference("v1", "Pod", pod.name, pod.uid, True),)),
+        template.spec)
+
+
+def _taken(taken: set[tuple[str, str]], namespace: str, name: str) -> bool:
+    return (namespace, name) in taken
+
+
 def _generate_template_claims(objs: ClusterObjects) -> None:
     """The resourceclaim controller (pkg/controller/resourceclaim): for each pod claim made from
     a ResourceClaimTemplate that has no claim yet (no ``status.resourceClaimStatuses`` entry), a
@@ -695,22 +720,11 @@ def _generate_template_claims(objs: ClusterObjects) -> None:
             template = templates.get((pod.namespace, ref.resource_claim_template_name))
             if template is None:
                 continue
-            base = f"{pod.name}-{ref.name}-"
-            name = generated_name(base, f"{pod.key}#{ref.name}")
-            attempt = 0
-            while (pod.namespace, name) in taken:
-                attempt += 1
-                name = generated_name(base, f"{pod.key}#{ref.name}", attempt)
-            taken.add((pod.namespace, name))
-            claim = ResourceClaim(
-                ObjectMeta(name=name, namespace=pod.namespace, uid=_uid("ResourceClaim", pod.namespace, name),
-                           annotations={POD_CLAIM_NAME_ANNOTATION: ref.name},
-                           creation_timestamp=pod.meta.creation_timestamp,
-                           owner_references=(OwnerReference("v1", "Pod", pod.name, pod.uid, True),)),
-                template.spec)
+            claim = template_claim(pod, ref.name, template, functools.partial(_taken, taken, pod.namespace))
+            taken.add((pod.namespace, claim.name))
             objs.resource_claims.append(claim)
-            statuses[ref.name] = name
-            generated.append(f"{pod.namespace}/{name}")
+            statuses[ref.name] = claim.name
+            generated.append(claim.key)
         if statuses != pod.resource_claim_statuses:
             new = dataclasses.replace(pod, resource_claim_statuses=statuses)
             if id(pod) in objs.sources:

@@ -27,6 +27,14 @@ kube-scheduler v1.30's cycle in place of its embedded scheduler):
   ``preempt=True`` the profile is used as configured: a copy that does not fit may preempt
   lower-priority pods (victims deleted at once and the copy retried at once, at most three
   attempts, as in the conformance procedure), and the victims are reported.
+- **Devices** (Dynamic Resource Allocation): each copy is created as the API server and the
+  resourceclaim controller would make it: a claim of the pod made from a ResourceClaimTemplate
+  becomes a claim of the copy's own (``<copy>-<claim>-<5 random>``, owned by the copy, named in
+  its ``status.resourceClaimStatuses``), a claim named by ``resourceClaimName`` is the one
+  claim every copy shares (its devices allocated once, at most 256 pods reserving it). The
+  copies' claims are allocated by DynamicResources as for any pod, so the count stops where the
+  devices run out, with its message (``cannot allocate all claims``); each node's devices
+  used / total after the run are in the result.
 - **Ties**: by default the conformance procedure's (nodes in name order, ties to the lowest
   node name), so a run is repeatable and hand-checkable; with a ``seed``, kube-scheduler's
   random tie-breaks drawn from that seed.
@@ -68,9 +76,10 @@ from kubesched.objects.kinds import is_ignored_kind
 # The loader's own document reader and admission: a template is read and admitted exactly as
 # a Pod document of the input would be. (Private to kubesched.objects.manifests; see the
 # report: a public reader/admission entry point there would replace these imports.)
-from kubesched.objects.manifests import admit_pods, expand_lists, read_documents
+from kubesched.objects.manifests import admit_pods, expand_lists, read_documents, template_claim
 from kubesched.objects.parse import PARSERS, parse_pod
 from kubesched.objects.workloads import POD_TEMPLATE_HASH, Inventory, controller_key, expand, object_uid
+from kubesched.plugins.dynamicresources.usage import NodeDeviceUse, device_use
 from kubesched.plugins.registry import Factory
 from kubesched.scheduler import Attempt
 from kubesched.simulation import MAX_ATTEMPTS, Simulator
@@ -129,6 +138,9 @@ class TemplateCount:
     node_selector: tuple[tuple[str, str], ...]
     priority: int
     replicas_on_nodes: tuple[tuple[str, int], ...]
+    # The pod's resource claims: "<claim>: ResourceClaimTemplate <name>" (each copy gets its
+    # own claim) or "<claim>: ResourceClaim <name>" (shared by every copy).
+    claims: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +152,7 @@ class NodeCapacity:
     node: str
     copies: tuple[int, ...]
     reasons: tuple[str, ...]
+    devices: NodeDeviceUse | None = None  # DRA devices after the run (None: the cluster publishes none)
 
     @property
     def total(self) -> int:
@@ -191,7 +204,10 @@ class CapacityResult:
                             "nodeSelector": {}, "priority": 0,
                             "replicasOnNodes": {"node-a": 4, "node-b": 3, "node-c": 4}}],
              "nodes": [{"name": "node-a", "copies": 4, "perTemplate": [4],   # aligned with "templates"
-                        "reasons": ["Insufficient cpu"]}],                   # why the stopping copy did not fit there
+                        "reasons": ["Insufficient cpu"],                     # why the stopping copy did not fit there
+                        "devices": {"used": 8, "total": 8, "held": [          # only when the cluster has DRA devices
+                            {"device": "gpu.example.com/node-a/gpu-0", "claim": "default/web-0-gpu-x7k2q",
+                             "request": "gpu", "pods": ["default/web-0"]}, ...]}}],
              "stop": {"reason": "Unschedulable",                             # | Error | LimitReached | SchedulingGated
                       "message": "0/3 nodes are available: 3 Insufficient cpu.",
                       "pod": "default/web-11", "template": "Pod default/web",
@@ -207,8 +223,10 @@ class CapacityResult:
                 "name": t.template, "file": t.file, "namespace": t.namespace, "copyNames": t.copy_names,
                 "count": t.count, "requests": dict(t.requests), "nodeSelector": dict(t.node_selector),
                 "priority": t.priority, "replicasOnNodes": dict(t.replicas_on_nodes),
+                **({"claims": list(t.claims)} if t.claims else {}),
             } for t in self.templates],
-            "nodes": [{"name": n.node, "copies": n.total, "perTemplate": list(n.copies), "reasons": list(n.reasons)}
+            "nodes": [{"name": n.node, "copies": n.total, "perTemplate": list(n.copies), "reasons": list(n.reasons),
+                       **({"devices": n.devices.as_dict()} if n.devices is not None else {})}
                       for n in self.nodes],
             "stop": {"reason": self.stop.reason, "message": self.stop.message, "pod": self.stop.pod,
                      "template": self.stop.template, "failSummary": dict(self.stop.fail_summary)},
@@ -559,6 +577,7 @@ class _Run:
         self.victims: list[str] = []
         self.attempts = 0
         self.pod_limit = self._pod_limit()
+        self.claim_templates = {(t.meta.namespace, t.meta.name): t for t in objs.resource_claim_templates}
 
     def _free_prefix(self, t: PodTemplate, taken: set[tuple[str, str]]) -> str:
         """The template's copy prefix, or ``<prefix>copy-`` when the input already has pods
@@ -593,10 +612,37 @@ class _Run:
                                    creation_timestamp=self.objs.latest_timestamp + index + 1)
         md = p.raw.get("metadata")
         raw = {**p.raw, "metadata": {**(md if isinstance(md, Mapping) else {}), "name": name, "uid": uid}}
-        pod = dataclasses.replace(p, meta=meta, raw=raw)
+        pod = self._with_claims(dataclasses.replace(p, meta=meta, raw=raw))
         self.sim.current[uid] = pod
         self.sim.objects.set_pod(pod)
         return k, pod
+
+    def _with_claims(self, pod: Pod) -> Pod:
+        """The resourceclaim controller for a new copy: each of its claims made from a
+        ResourceClaimTemplate gets a claim of its own, owned by the copy and named in its
+        ``status.resourceClaimStatuses`` (kubesched.objects.manifests.template_claim). A claim
+        named by ``resourceClaimName`` is shared by every copy as it is (at most
+        RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE pods reserve it: DynamicResources' PreFilter). A
+        missing template creates nothing: the copy waits at PreEnqueue, as it would."""
+        refs = [r for r in pod.resource_claims if r.resource_claim_template_name]
+        if not refs:
+            return pod
+        objects = self.sim.objects
+        statuses = dict(pod.resource_claim_statuses)
+        for ref in refs:
+            template = self.claim_templates.get((pod.namespace, ref.resource_claim_template_name))
+            if template is None:
+                note = (f"ResourceClaimTemplate {pod.namespace}/{ref.resource_claim_template_name} (claim {ref.name!r} "
+                        f"of the template's pods) is not in the cluster: the resourceclaim controller creates no claim "
+                        f"and copies wait")
+                if note not in self.notes:
+                    self.notes.append(note)
+                continue
+            claim = template_claim(pod, ref.name, template,
+                                   lambda name: objects.resource_claim(pod.namespace, name) is not None)
+            objects.set_resource_claim(claim)
+            statuses[ref.name] = claim.name
+        return dataclasses.replace(pod, resource_claim_statuses=statuses)
 
     def _attempt(self, pod: Pod) -> Attempt:
         """One scheduling cycle of the copy then, on success, its binding cycle (Simulator's
@@ -665,10 +711,16 @@ class _Run:
     def _result(self, stop: StopReason, last: Attempt | None) -> CapacityResult:
         failures = last.failures if last is not None else {}
         nodes = []
-        for name in sorted(ni.name for ni in self.sim.cache.node_infos.values() if ni.node is not None):
+        live = sorted((ni.node for ni in self.sim.cache.node_infos.values() if ni.node is not None),
+                      key=lambda n: n.name)
+        objects = self.sim.objects
+        devices = {u.node: u for u in device_use(live, classes=objects.device_classes(),
+                                                 slices=objects.resource_slices(), claims=objects.resource_claims())}
+        for node in live:
+            name = node.name
             status = failures.get(name)
             nodes.append(NodeCapacity(name, tuple(c[name] for c in self.per_template),
-                                      tuple(status.reasons) if status is not None else ()))
+                                      tuple(status.reasons) if status is not None else (), devices.get(name)))
         counts = []
         for k, t in enumerate(self.templates):
             p = t.pod
@@ -676,7 +728,10 @@ class _Run:
                 template=t.name, file=t.file, namespace=t.namespace, copy_names=f"{self.prefixes[k]}<i>",
                 count=sum(self.per_template[k].values()), requests=tuple(sorted(p.requests.items())),
                 node_selector=tuple(sorted((p.node_selector or {}).items())), priority=p.priority,
-                replicas_on_nodes=tuple(sorted(self.per_template[k].items()))))
+                replicas_on_nodes=tuple(sorted(self.per_template[k].items())),
+                claims=tuple(f"{r.name}: ResourceClaimTemplate {r.resource_claim_template_name}"
+                             if r.resource_claim_template_name else f"{r.name}: ResourceClaim {r.resource_claim_name}"
+                             for r in p.resource_claims)))
         return CapacityResult(
             total=len(self.placements), templates=tuple(counts), nodes=tuple(nodes), stop=stop,
             preemption=self.preempt, deterministic=self.seed is None, seed=self.seed, attempts=self.attempts,

@@ -25,8 +25,12 @@ scheduler does one pod at a time. The pipeline (:func:`pack`):
    or hard spread), so a pair the matrix rejects stays rejected.
 4. **What depends on the other pending pods** becomes linear constraints: resources
    (NodeResourcesFit's cpu, memory, ephemeral-storage, extended and hugepages resources, the
-   pods count), host ports (at most one pod per node among those whose ports conflict), and
-   required pod anti-affinity among the pending pods by any topology key (hostname, zone...).
+   pods count), host ports (at most one pod per node among those whose ports conflict),
+   required pod anti-affinity among the pending pods by any topology key (hostname, zone...),
+   and DRA devices: per node and device group (the free devices the same claim requests
+   select), the devices the real allocator gives each pod's claims there
+   (:mod:`kubesched.whatif._packdevices`, which also says which claim shapes are kept instead:
+   shared claims, ``allocationMode: All``, choices that depend on the devices taken).
 5. **Solve** (:func:`solve_problem`: :func:`build_model`, then :func:`solve_model`), then **verify**: every placement
    is applied one pod at a time onto a fresh copy of the cluster, running the profile's real
    PreFilter and Filter plugins on the assigned node before the pod is bound through the real
@@ -48,7 +52,8 @@ terms and feasible nodes: a Deployment's replicas) form a *class* ``c`` of ``cou
 
 Constraints: ``sum_n z[c,n] <= count_c``; per node and resource ``sum_c req[c,r] z[c,n] <=
 room[n,r] * y[n]`` (quantities divided by the gcd of the requests: exact); per node ``sum_c
-z[c,n] <= pods_room[n] * y[n]``; per node and host-port clique ``sum z <= 1``; per
+z[c,n] <= pods_room[n] * y[n]``; per device group g of node n ``sum_c devices[c,g] z[c,n] <=
+free devices of g``; per node and host-port clique ``sum z <= 1``; per
 anti-affinity clique and domain "at most one member present" (a member that repels itself
 counts its pods there, the others their ``u``, with ``sum_{n in D} z[c,n] <= count_c u``); and
 ``y[a] >= y[b]`` between interchangeable empty nodes (symmetry breaking). Host-port cliques:
@@ -106,12 +111,15 @@ from kubesched.framework import PODS_TO_ACTIVATE_KEY, AffinityTerm, CycleState, 
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import ClusterObjects, Pod
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
+from kubesched.plugins.dynamicresources.usage import NodeDeviceUse, device_use
 from kubesched.plugins.helpers.fiterror import fit_error_message
 from kubesched.plugins.helpers.volumes import inline_plugin
 from kubesched.plugins.nodeports.plugin import get_container_ports
 from kubesched.plugins.registry import Factory
 from kubesched.scheduler import NO_NODES_AVAILABLE
 from kubesched.simulation import SimulationResult, Simulator
+from kubesched.whatif._packdevices import claim_reasons, demand, device_groups
+from kubesched.whatif.report import devices_after
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -126,7 +134,8 @@ STATIC_FILTERS = frozenset((
     "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeLabel",
     "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "CinderLimits",
     "VolumeBinding", "VolumeZone", "NodeDeclaredFeatures",
-    # Only for a pod without resource claims (Filter skipped): a pod with claims is not modelled.
+    # For a pod with claims, what depends on the other pending pods (the devices they take) is
+    # the model's device rows (kubesched.whatif._packdevices).
     "DynamicResources",
 ))
 FIT, PORTS, INTER_POD_AFFINITY, SPREAD = "NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread"
@@ -160,9 +169,11 @@ class PodClass:
     requests: IntArray  # per PackProblem.resources, unscaled
     ports: tuple[tuple[str, str, int], ...]  # (ip, protocol, port), sanitized
     # Everything but the requests that makes pods interchangeable (profile, namespace, labels,
-    # ports, anti-affinity terms, feasible nodes): classes with equal signatures differ only
-    # in their requests, and may be merged by rounding them (coarsen).
+    # ports, anti-affinity terms, feasible nodes, devices): classes with equal signatures
+    # differ only in their requests, and may be merged by rounding them (coarsen).
     signature: Any = None
+    # DRA devices each pod takes from each device group of PackProblem (empty: none).
+    devices: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def count(self) -> int:
@@ -202,10 +213,28 @@ class PackProblem:
     port_cliques: tuple[tuple[int, ...], ...] = ()
     anti_cliques: tuple[AntiAffinityClique, ...] = ()
     domains: Mapping[str, IntArray] = field(default_factory=dict)
+    # DRA device groups (G): the node of each (index into nodes), its free devices, a label.
+    device_node: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    device_room: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    device_labels: tuple[str, ...] = ()
 
     @property
     def counts(self) -> IntArray:
         return np.fromiter((c.count for c in self.classes), np.int64, len(self.classes))
+
+    @property
+    def demand(self) -> IntArray:
+        """devices[c, g]: the devices a pod of class c takes from device group g."""
+        g = len(self.device_room)
+        if not g or not self.classes:
+            return np.zeros((len(self.classes), g), np.int64)
+        return np.stack([c.devices if len(c.devices) == g else np.zeros(g, np.int64) for c in self.classes])
+
+    def device_load(self, counts: IntArray) -> IntArray:
+        """Devices taken from each group by the assignment ``counts``."""
+        if not len(self.device_room) or not len(self.classes):
+            return np.zeros(len(self.device_room), np.int64)
+        return np.asarray((self.demand * counts[:, self.device_node]).sum(axis=0), np.int64)
 
     def upper_bounds(self) -> IntArray:
         """ub[c, n]: the most pods of class c node n could ever take (0 where infeasible)."""
@@ -222,6 +251,13 @@ class PackProblem:
                 ub = np.minimum(ub, fit)
         for clique in self.port_cliques:
             ub[list(clique), :] = np.minimum(ub[list(clique), :], 1)
+        if len(self.device_room):
+            big = np.iinfo(np.int64).max
+            demand = self.demand
+            for g in np.flatnonzero(demand.any(axis=0)).tolist():
+                q = demand[:, g]
+                n = int(self.device_node[g])
+                ub[:, n] = np.minimum(ub[:, n], np.where(q > 0, int(self.device_room[g]) // np.maximum(q, 1), big))
         for k in self.anti_cliques:
             dom = self.domains[k.topology_key]
             for c, itself in zip(k.members, k.repels_itself, strict=True):
@@ -260,6 +296,8 @@ class PackProblem:
                 out.append(f"{self.resources[r]} over on {self.nodes[n]}")
         for n in np.flatnonzero(counts.sum(axis=0) > self.pods_room).tolist():
             out.append(f"too many pods on {self.nodes[n]}")
+        for g in np.flatnonzero(self.device_load(counts) > self.device_room).tolist():
+            out.append(f"devices over in group {self.device_labels[g] if g < len(self.device_labels) else g}")
         for clique in self.port_cliques:
             for n in np.flatnonzero(counts[list(clique), :].sum(axis=0) > 1).tolist():
                 out.append(f"host port conflict on {self.nodes[n]}")
@@ -406,13 +444,19 @@ def interchangeable_nodes(problem: PackProblem, ub: IntArray | None = None,
     room = p.room if room is None else room
     keys = sorted(p.domains)
     sizes = {key: np.bincount(p.domains[key][p.domains[key] >= 0]) for key in keys}
+    devices: dict[int, list[tuple[bytes, int]]] = {}
+    if len(p.device_room):
+        demand = p.demand
+        for g in range(len(p.device_room)):
+            devices.setdefault(int(p.device_node[g]), []).append((demand[:, g].tobytes(), int(p.device_room[g])))
     signature: dict[tuple[Any, ...], list[int]] = {}
     for n in np.flatnonzero(~p.used).tolist():
         where: list[int] = []
         for key in keys:
             d = int(p.domains[key][n])
             where.append(-1 if d < 0 else (-2 if int(sizes[key][d]) == 1 else d))
-        sig = (ub[:, n].tobytes(), room[n].tobytes(), int(p.pods_room[n]), tuple(where))
+        sig = (ub[:, n].tobytes(), room[n].tobytes(), int(p.pods_room[n]), tuple(where),
+               tuple(sorted(devices.get(n, ()))))
         signature.setdefault(sig, []).append(n)
     return [group for group in signature.values() if len(group) > 1]
 
@@ -480,6 +524,22 @@ def build_model(problem: PackProblem) -> PackModel:
         sel = need[z_node]
         rows.entries(start + row_of[z_node[sel]], np.flatnonzero(sel), q[sel])
         rows.entries(start + np.flatnonzero(with_y), y_col[nodes[with_y]], -cap[nodes[with_y]])
+
+    # DRA devices: per device group, sum_c devices[c, g] z[c, node(g)] <= free devices of g
+    # (only where the most the pods could take passes them).
+    if len(p.device_room) and z_count:
+        demand = p.demand
+        by_node = np.argsort(z_node, kind="stable")
+        bounds = np.searchsorted(z_node[by_node], np.arange(n_count + 1))
+        for g in np.flatnonzero(demand.any(axis=0)).tolist():
+            n = int(p.device_node[g])
+            idx = by_node[bounds[n]:bounds[n + 1]]
+            q = demand[z_class[idx], g].astype(np.float64)
+            idx, q = idx[q > 0], q[q > 0]
+            if not len(idx) or float((q * z_ub[idx]).sum()) <= float(p.device_room[g]):
+                continue
+            row = rows.add(np.array([-np.inf]), np.array([float(p.device_room[g])]))
+            rows.entries(np.full(len(idx), row, np.int64), idx, q)
 
     # Host ports: per clique and node, at most one pod.
     for clique in p.port_cliques:
@@ -591,6 +651,8 @@ def first_fit_decreasing(problem: PackProblem) -> IntArray:
     open_order = np.lexsort((np.arange(n_count), -capacity))
     open_rank = np.empty(n_count, np.int64)
     open_rank[open_order] = np.arange(n_count)
+    demand = p.demand
+    device_room = p.device_room.copy()
     port_taken = np.zeros((len(p.port_cliques), n_count), np.bool_)
     ports_of: list[list[int]] = [[] for _ in range(c_count)]
     for i, clique in enumerate(p.port_cliques):
@@ -610,6 +672,10 @@ def first_fit_decreasing(problem: PackProblem) -> IntArray:
                 ok &= (room >= q).all(axis=1)
             for i in ports_of[c]:
                 ok &= ~port_taken[i]
+            groups = np.flatnonzero(demand[c]) if demand.shape[1] else np.zeros(0, np.int64)
+            if len(groups):
+                short = groups[device_room[groups] < demand[c, groups]]
+                ok[p.device_node[short]] = False
             for i, itself in anti_of[c]:
                 dom = p.domains[p.anti_cliques[i].topology_key]
                 if not len(present[i]):
@@ -629,6 +695,9 @@ def first_fit_decreasing(problem: PackProblem) -> IntArray:
             counts[c, n] += 1
             room[n] -= q
             pods_room[n] -= 1
+            if len(groups):
+                here = groups[p.device_node[groups] == n]
+                device_room[here] -= demand[c, here]
             opened[n] = True
             for i in ports_of[c]:
                 port_taken[i, n] = True
@@ -850,7 +919,7 @@ def coarsen(problem: PackProblem, *, up: bool) -> tuple[PackProblem, IntArray]:
         members[k].append(c)
         of[c] = k
     classes = tuple(PodClass(tuple(pod for c in ms for pod in p.classes[c].pods), requests[k], p.classes[ms[0]].ports,
-                             p.classes[ms[0]].signature) for k, ms in enumerate(members))
+                             p.classes[ms[0]].signature, p.classes[ms[0]].devices) for k, ms in enumerate(members))
     feasible = np.stack([p.feasible[ms[0]] for ms in members]) if members else p.feasible[:0]
     ports = tuple(sorted({tuple(sorted({int(of[c]) for c in clique})) for clique in p.port_cliques}))
     anti: dict[tuple[str, tuple[int, ...]], tuple[bool, ...]] = {}
@@ -979,6 +1048,12 @@ def verify_placements(objs: ClusterObjects, config: KubeSchedulerConfiguration |
     """Apply ``placements`` (pod key, node), in order, one pod at a time onto a fresh copy of
     the cluster: each must pass the profile's real filters on its node, then is bound. Raises
     :class:`PackVerificationError` at the first rejection; returns how many were verified."""
+    return _verify(objs, config, placements, registry=registry)[0]
+
+
+def _verify(objs: ClusterObjects, config: KubeSchedulerConfiguration | None, placements: Sequence[tuple[str, str]], *,
+            registry: Mapping[str, Factory] | None = None) -> tuple[int, list[NodeDeviceUse]]:
+    """verify_placements, and the DRA devices of each node once every placement is bound."""
     with Simulator(objs, config, deterministic=True, registry=registry) as sim:
         by_key = {p.key: p for p in objs.pods}
         for key, node in placements:
@@ -990,12 +1065,16 @@ def verify_placements(objs: ClusterObjects, config: KubeSchedulerConfiguration |
             s = place(sim, pod, node)
             if s is not None:
                 raise PackVerificationError(key, node, s)
-    return len(placements)
+        o = sim.objects
+        devices = device_use(objs.nodes, classes=o.device_classes(), slices=o.resource_slices(),
+                             claims=o.resource_claims())
+    return len(placements), devices
 
 
-def _feasible_row(sim: Simulator, pod: Pod, rows: IntArray) -> tuple[BoolArray, Status | None]:
+def _feasible_row(sim: Simulator, pod: Pod, rows: IntArray) -> tuple[BoolArray, Status | None, CycleState]:
     """The real PreFilter + Filter verdict of every node for ``pod`` (batch filters where the
-    plugin has one); with a PreFilter rejection, that status."""
+    plugin has one); with a PreFilter rejection, that status; the cycle state (where
+    DynamicResources keeps the allocation it found on each node)."""
     fwk = sim.profiles[pod.scheduler_name]
     infos = sim.cache.snapshot.list()
     state = _new_state()
@@ -1003,7 +1082,7 @@ def _feasible_row(sim: Simulator, pod: Pod, rows: IntArray) -> tuple[BoolArray, 
     if s is not None and not s.is_success():
         if not s.is_rejected():
             raise KubeschedError(f"pod {pod.key}: {s.message}")
-        return np.zeros(len(infos), np.bool_), s
+        return np.zeros(len(infos), np.bool_), s, state
     batch, per_node = fwk.batch_filters(state)
     ok = np.ones(len(infos), np.bool_)
     for _, fb, _ in batch:
@@ -1014,7 +1093,7 @@ def _feasible_row(sim: Simulator, pod: Pod, rows: IntArray) -> tuple[BoolArray, 
                 ok[j] = False
     if pre is not None and pre.node_names is not None:
         ok &= np.fromiter((ni.name in pre.node_names for ni in infos), np.bool_, len(infos))
-    return ok, None
+    return ok, None, state
 
 
 def _rejection_message(sim: Simulator, pod: Pod, pre_status: Status | None) -> str:
@@ -1050,9 +1129,6 @@ def _not_modelled_reason(sim: Simulator, pod: Pod) -> str | None:
     spread = next((p for p in fwk.filter if p.name == SPREAD), None)
     if spread is not None and getattr(spread, "constraints", None) is not None and spread.constraints(pod, _DO_NOT_SCHEDULE):
         return "hard topology spread (DoNotSchedule): whether a node fits depends on where the other pods go"
-    if pod.resource_claims and "DynamicResources" in names:
-        return ("resource claims: which devices are free on a node depends on where the other claims' pods go "
-                "(DynamicResources is not modelled)")
     volumes = _tracked_volumes(pod)
     if volumes:
         return (f"volumes the scheduler tracks ({', '.join(volumes)}): volume binding, zones and limits are not "
@@ -1199,6 +1275,11 @@ class PackResult:
     greedy_seconds: float = 0.0  # the scheduler's simulation
     verify_seconds: float = 0.0  # applying every placement through the real filters
     notes: tuple[str, ...] = ()
+    # DRA: device groups in the model; each node's devices after the greedy schedule and after
+    # the packing (input order; empty when the cluster publishes no device).
+    device_groups: int = 0
+    greedy_devices: tuple[NodeDeviceUse, ...] = ()
+    packed_devices: tuple[NodeDeviceUse, ...] = ()
 
     @property
     def greedy_placed(self) -> int:
@@ -1254,6 +1335,10 @@ class PackResult:
             "greedySeconds": round(self.greedy_seconds, 3),
             "verifySeconds": round(self.verify_seconds, 3),
             "notes": list(self.notes),
+            **({"deviceGroups": self.device_groups,
+                "devices": {g.node: {"total": g.total, "greedy": g.used, "packed": p.used}
+                            for g, p in zip(self.greedy_devices, self.packed_devices, strict=True)}}
+               if self.greedy_devices and self.packed_devices else {}),
         }
 
 
@@ -1274,13 +1359,15 @@ def _greedy_used(objs: ClusterObjects, result: SimulationResult) -> tuple[str, .
     return tuple(sorted(used))
 
 
-def _class_key(pod: Pod, row: BoolArray, *, requests: bool = True) -> tuple[Any, ...]:
-    """What makes pending pods interchangeable in the model (with or without their requests)."""
+def _class_key(pod: Pod, row: BoolArray, *, requests: bool = True, devices: IntArray | None = None
+               ) -> tuple[Any, ...]:
+    """What makes pending pods interchangeable in the model (with or without their requests):
+    also the devices they take from each device group."""
     aff = pod.affinity
     anti = aff.pod_anti_affinity if aff is not None else None
     return (pod.scheduler_name, pod.namespace, tuple(sorted(pod.labels.items())),
             tuple(sorted(pod.requests.items())) if requests else (), _sanitized_ports(pod),
-            repr(anti.required) if anti else "", row.tobytes())
+            repr(anti.required) if anti else "", row.tobytes(), b"" if devices is None else devices.tobytes())
 
 
 def _setup(sim: Simulator, greedy: SimulationResult, order: Sequence[Pod]) -> _Setup:
@@ -1295,6 +1382,8 @@ def _setup(sim: Simulator, greedy: SimulationResult, order: Sequence[Pod]) -> _S
         why = _not_modelled_reason(sim, pod)
         if why is not None:
             reasons[pod.uid] = why
+    # Pods with claims: modelled when their devices can be counted exactly (_packdevices).
+    reasons.update(claim_reasons(sim, [p for p in order if p.uid not in reasons]))
     kept_pods = [p for p in order if p.uid in reasons]
     reasons.update(_counted_by_kept(sim, kept_pods, [p for p in order if p.uid not in reasons]))
 
@@ -1331,20 +1420,24 @@ def _setup(sim: Simulator, greedy: SimulationResult, order: Sequence[Pod]) -> _S
     node_names = tuple(ni.name for ni in infos)
     rows = np.fromiter((ni.index for ni in infos), np.int64, len(infos))
     modelled = [p for p in order if p.uid not in reasons]
+    dev_groups = device_groups(sim, modelled, infos)
     class_of: dict[tuple[Any, ...], int] = {}
     members: list[list[Pod]] = []
     feasible_rows: list[BoolArray] = []
+    class_devices: list[IntArray] = []
     static_reasons: dict[str, str] = {}
     for pod in modelled:
-        row, pre_status = _feasible_row(sim, pod, rows)
+        row, pre_status, state = _feasible_row(sim, pod, rows)
         if not row.any():
             static_reasons[pod.uid] = _rejection_message(sim, pod, pre_status)
-        ckey = _class_key(pod, row)
+        devices = demand(sim, pod, state, infos, row, dev_groups)
+        ckey = _class_key(pod, row, devices=devices)
         c = class_of.get(ckey)
         if c is None:
             c = class_of[ckey] = len(members)
             members.append([])
             feasible_rows.append(row)
+            class_devices.append(devices)
         members[c].append(pod)
 
     # Resources some modelled pod's profile checks.
@@ -1375,7 +1468,9 @@ def _setup(sim: Simulator, greedy: SimulationResult, order: Sequence[Pod]) -> _S
         np.int64, len(infos))
     used = np.fromiter((len(ni.pods) > 0 for ni in infos), np.bool_, len(infos))
     classes = tuple(PodClass(tuple(ps), np.asarray([ps[0].requests.get(r, 0) for r in resources], np.int64),
-                             _sanitized_ports(ps[0]), _class_key(ps[0], feasible_rows[c], requests=False))
+                             _sanitized_ports(ps[0]),
+                             _class_key(ps[0], feasible_rows[c], requests=False, devices=class_devices[c]),
+                             class_devices[c])
                     for c, ps in enumerate(members))
     filters = {name: {p.name for p in fwk.filter} for name, fwk in sim.profiles.items()}
     with_ports = any(PORTS in filters[c.representative.scheduler_name] for c in classes)
@@ -1394,7 +1489,7 @@ def _setup(sim: Simulator, greedy: SimulationResult, order: Sequence[Pod]) -> _S
         domains[key] = dom
     feasible = np.stack(feasible_rows) if feasible_rows else np.zeros((0, len(infos)), np.bool_)
     problem = PackProblem(node_names, used, tuple(resources), room, pods_room, classes, feasible, port_cliques,
-                          anti, domains)
+                          anti, domains, dev_groups.node, dev_groups.room, dev_groups.label)
     return _Setup(problem, outcomes, kept, modelled, static_reasons)
 
 
@@ -1487,7 +1582,7 @@ def pack(objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None,
         outcomes.append(PodOutcome(pod.key, g, node, True, note, message))
     placements = list(setup.kept) + [(o.pod, o.packed) for o in outcomes if o.modelled and o.packed]
     with _timer() as verify_time:
-        verified = verify_placements(objs, config, placements, registry=registry) if verify else 0
+        verified, packed_devices = _verify(objs, config, placements, registry=registry) if verify else (0, [])
 
     packed_used = set(np.asarray(problem.nodes)[problem.used].tolist()) if len(problem.nodes) else set()
     packed_used.update(node for _, node in setup.kept)
@@ -1499,10 +1594,15 @@ def pack(objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None,
                      "(each one says why)")
     if greedy.deleted:
         notes.append(f"the scheduler preempted {len(greedy.deleted)} running pod(s); the packing keeps them")
+    if len(problem.device_room):
+        notes.append(f"DRA devices are counted in {len(problem.device_room)} device group(s): the free devices of a "
+                     f"node that the same claim requests select; each pod takes the devices the real allocator gives "
+                     f"its claims on an otherwise empty node")
     return PackResult(
         nodes=problem.nodes, pods=tuple(outcomes), not_attempted=tuple(sorted(skipped.items())),
         greedy_nodes=_greedy_used(objs, greedy), packed_nodes=tuple(n for n in problem.nodes if n in packed_used),
         greedy_preempted=tuple(greedy.deleted), solver=stats, verified=verified, classes=len(problem.classes),
         seconds=time.perf_counter() - t0, greedy_seconds=greedy_time[0], verify_seconds=verify_time[0],
-        notes=tuple(notes),
+        notes=tuple(notes), device_groups=len(problem.device_room), greedy_devices=tuple(devices_after(objs, greedy)),
+        packed_devices=tuple(packed_devices),
     )

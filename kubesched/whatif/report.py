@@ -28,6 +28,7 @@ last attempt and the preempting ones.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from collections import Counter
@@ -41,8 +42,10 @@ import numpy as np
 from kubesched.errors import KubeschedError
 from kubesched.framework import NodeInfo
 from kubesched.objects import ClusterObjects, Node, Pod
+from kubesched.objects.devices import ConsumerRef
+from kubesched.plugins.dynamicresources.usage import NodeDeviceUse, device_use
 from kubesched.scheduler import EXTENDER_NAME, EXTENDER_SCORE_PREFIX, Attempt
-from kubesched.simulation import SimulationResult, Step
+from kubesched.simulation import SimulationResult, Step, attempt_allocations
 from kubesched.timeline import TimelineResult
 from kubesched.whatif._report_assets import CSS, JS
 
@@ -180,6 +183,32 @@ def utilisation_after(objs: ClusterObjects, result: SimulationResult) -> Utilisa
         if node:
             placed.append((p, node))
     return Utilisation.from_pods(objs.nodes, placed)
+
+
+def devices_before(objs: ClusterObjects, nodes: Sequence[Node] | None = None) -> list[NodeDeviceUse]:
+    """The DRA devices of each node and who holds them in the input (its allocated claims);
+    empty when the cluster publishes no device."""
+    return device_use(objs.nodes if nodes is None else nodes, classes={c.name: c for c in objs.device_classes},
+                      slices=objs.resource_slices, claims=objs.resource_claims)
+
+
+def devices_after(objs: ClusterObjects, result: SimulationResult) -> list[NodeDeviceUse]:
+    """The DRA devices of each node once the simulation ended: the input's allocated claims
+    plus the allocation each scheduled pod's claims got (DynamicResources' PreBind: the
+    allocation and the pod in ``reservedFor``). As in the simulation, a preemption victim's
+    claims keep their devices (no resourceclaim controller deallocates them)."""
+    claims = {c.key: c for c in objs.resource_claims}
+    for step in result.steps:
+        a = step.attempt
+        for key, alloc in attempt_allocations(a):
+            claim = claims.get(key)
+            if claim is None:
+                continue
+            reserved = claim.reserved_for if any(r.uid == a.pod.uid for r in claim.reserved_for) else \
+                (*claim.reserved_for, ConsumerRef("pods", a.pod.name, a.pod.uid))
+            claims[key] = dataclasses.replace(claim, allocation=alloc, reserved_for=reserved)
+    return device_use(objs.nodes, classes={c.name: c for c in objs.device_classes}, slices=objs.resource_slices,
+                      claims=claims.values())
 
 
 # ----------------------------------------------------------------------------- placements
@@ -350,6 +379,31 @@ class Report:
         """A generic table, paged and filtered by the search box (any cell)."""
         self.sections.append({"k": "table", "title": title, "note": note, "columns": list(columns),
                               "rows": [[_scalar(c) for c in row] for row in rows]})
+
+    def add_devices(self, states: Sequence[Sequence[NodeDeviceUse]], *, labels: Sequence[str] = ("used",),
+                    title: str = "Devices per node", note: str = "") -> None:
+        """DRA devices: a table of each node's devices used / total in each state (``labels``
+        name them; every state lists the same nodes in the same order), then one row per
+        allocated device of the last state: node, device, claim, request, the pods holding it.
+        Nothing when the cluster publishes no device."""
+        if not states or not states[-1]:
+            return
+        if len(labels) != len(states):
+            raise ValueError(f"add_devices: {len(states)} state(s), {len(labels)} label(s)")
+        last = states[-1]
+        columns = ["node", "devices", *(f"used: {label}" for label in labels), "pods holding devices"]
+        rows = []
+        for i, use in enumerate(last):
+            pods = sorted({p for h in use.held for p in h.pods})
+            rows.append([use.node, use.total, *(state[i].used for state in states), ", ".join(pods)])
+        shared = sum(u.shared for u in last)
+        self.add_table(title, columns, rows,
+                       note=" ".join(x for x in (note, f"{shared} device(s) are reachable from several nodes and count "
+                                                       f"on each of them" if shared else "") if x))
+        self.add_table(f"{title}: which pod holds which device ({labels[-1]})",
+                       ["node", "device", "claim", "request", "pods"],
+                       [[use.node, h.name, h.claim, h.request, ", ".join(h.pods)] for use in last for h in use.held],
+                       note="every allocated device (allocated claims' results without admin access)")
 
     def add_placements(self, placements: Sequence[Placement], *, title: str = "Placements",
                        note: str = "") -> None:
@@ -549,6 +603,10 @@ def simulation_report(objs: ClusterObjects, result: SimulationResult, *, title: 
     report.add_utilisation(before, after, labels=("before", "after"),
                            note="requested / allocatable per node: before = the input's bound pods; after = once "
                                 "the simulated pods are bound and the preemption victims gone")
+    report.add_devices([devices_before(objs), devices_after(objs, result)], labels=("before", "after"),
+                       note="DRA devices per node (those DynamicResources' allocator can use there): allocated "
+                            "before = the input's allocated claims; after = once the simulated pods' claims are "
+                            "allocated")
     report.add_placements(placements)
     if preemptions:
         report.add_preemptions(preemptions)

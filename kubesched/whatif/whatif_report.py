@@ -29,7 +29,7 @@ from kubesched.objects import ClusterObjects, Pod
 from kubesched.whatif.capacity import CapacityInput, CapacityResult, format_resource
 from kubesched.whatif.compare import BOUND, CompareResult, ConfigOutcome, Outcome
 from kubesched.whatif.pack import PackResult
-from kubesched.whatif.report import Report, Utilisation, utilisation_before
+from kubesched.whatif.report import Report, Utilisation, devices_before, utilisation_before
 
 # Empty nodes named at most in the compare summary table (every one is in -o json).
 EMPTY_NODES_SHOWN = 20
@@ -110,11 +110,21 @@ def capacity_report(inp: CapacityInput, res: CapacityResult, *, title: str = "ku
                            note="requested / allocatable per node: before = the cluster as it is (the pods bound to "
                                 "its nodes; pending pods take no room); then with every copy placed on its node"
                                 + (", the preempted pods gone" if res.preempted else ""))
-    report.add_table("Templates", ["template", "file", "requests", "nodeSelector", "priority", "copies named", "copies"],
+    after_devices = [n.devices for n in res.nodes if n.devices is not None]
+    if after_devices:
+        by_name = {n.name: n for n in inp.cluster.nodes}
+        before_devices = devices_before(inp.cluster, [by_name[u.node] for u in after_devices])
+        report.add_devices([before_devices, after_devices], labels=("before", "with the copies"),
+                           note="DRA devices per node (those DynamicResources' allocator can use there): allocated "
+                                "before = the cluster's allocated claims; then with every copy's claims allocated")
+    claims = any(t.claims for t in res.templates)
+    report.add_table("Templates", ["template", "file", "requests", "nodeSelector", "priority", "copies named", "copies",
+                                   *(["resource claims"] if claims else [])],
                      [[t.template, t.file,
                        ", ".join(f"{name} {format_resource(name, v)}" for name, v in t.requests) or "none",
                        ", ".join(f"{k}={v}" for k, v in t.node_selector), t.priority,
-                       f"{t.namespace}/{t.copy_names}", t.count] for t in res.templates],
+                       f"{t.namespace}/{t.copy_names}", t.count, *([", ".join(t.claims)] if claims else [])]
+                      for t in res.templates],
                      note="copies are scheduled round-robin over the templates, one at a time, each bound before "
                           "the next, until one does not fit")
     several = len(res.templates) > 1
@@ -301,6 +311,12 @@ def pack_report(objs: ClusterObjects, res: PackResult, *, title: str = "kubesche
     report.add_utilisation(before, packed, title="After the packing", labels=("before", "packing"),
                            note="requested / allocatable per node: before = the cluster as it is; then the pending "
                                 "pods where the packing puts them (it evicts no running pod)")
+    if res.greedy_devices and res.packed_devices:
+        report.add_devices([devices_before(objs), list(res.greedy_devices), list(res.packed_devices)],
+                           labels=("before", "scheduler", "packing"),
+                           note="DRA devices per node (those DynamicResources' allocator can use there): allocated "
+                                "before = the input's allocated claims; then with the pending pods' claims allocated "
+                                "where the scheduler puts them, and where the packing puts them")
     rows = pack_rows(res)
     same = len(res.pods) - (len(rows) - len(res.not_attempted))
     report.add_table(f"Pods placed differently, left pending or not modelled ({len(rows)})",

@@ -37,3 +37,53 @@ def write(path: Path, *docs: dict[str, Any]) -> str:
     """Write ``docs`` as one multi-document YAML file (JSON is valid YAML) and return its path."""
     path.write_text("\n---\n".join(json.dumps(d) for d in docs) + "\n")
     return str(path)
+
+
+# ----------------------------------------------------------------------------- DRA (resource.k8s.io/v1)
+DRA = "resource.k8s.io/v1"
+GPU_DRIVER = "gpu.example.com"
+
+
+def device_class(name: str = "gpu", expression: str = f'device.driver == "{GPU_DRIVER}"') -> dict[str, Any]:
+    return {"apiVersion": DRA, "kind": "DeviceClass", "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+
+
+def gpu_slice(node_name: str, count: int, *, model: str = "a100", all_nodes: bool = False,
+              name: str | None = None, models: list[str] | None = None) -> dict[str, Any]:
+    """``count`` devices gpu-0.. of ``node_name`` (or, with ``all_nodes``, reachable from every
+    node), of ``model`` or, device by device, of ``models``."""
+    where: dict[str, Any] = {"allNodes": True} if all_nodes else {"nodeName": node_name}
+    return {"apiVersion": DRA, "kind": "ResourceSlice", "metadata": {"name": name or f"{node_name}-gpus"},
+            "spec": {"driver": GPU_DRIVER, **where, "pool": {"name": name or node_name, "generation": 1,
+                                                             "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{i}", "attributes": {"model": {"string": (models or [])[i]
+                                                                                 if models else model}}}
+                                 for i in range(count)]}}
+
+
+def device_request(name: str = "gpu", count: int = 1, device_class_name: str = "gpu", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "exactly": {"deviceClassName": device_class_name, "count": count, **extra}}
+
+
+def claim_template(name: str, *requests: dict[str, Any], namespace: str = "default",
+                   constraints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    devices: dict[str, Any] = {"requests": list(requests)}
+    if constraints:
+        devices["constraints"] = constraints
+    return {"apiVersion": DRA, "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"spec": {"devices": devices}}}
+
+
+def resource_claim(name: str, *requests: dict[str, Any], namespace: str = "default") -> dict[str, Any]:
+    return {"apiVersion": DRA, "kind": "ResourceClaim", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"devices": {"requests": list(requests)}}}
+
+
+def claim_pod(name: str, cpu: str | None = "1", *, template: str = "", claim: str = "", **kw: Any) -> dict[str, Any]:
+    """A pod with one claim ``gpu`` from ResourceClaimTemplate ``template`` or ResourceClaim ``claim``."""
+    p = pod(name, cpu, **kw)
+    ref = {"name": "gpu", **({"resourceClaimTemplateName": template} if template else {"resourceClaimName": claim})}
+    p["spec"]["resourceClaims"] = [ref]
+    p["spec"]["containers"][0].setdefault("resources", {})["claims"] = [{"name": "gpu"}]
+    return p

@@ -79,6 +79,14 @@ class DeviceID:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeDevice:
+    """A device usable on a node (Allocator.node_devices)."""
+
+    id: DeviceID
+    node_local: bool
+
+
+@dataclass(frozen=True, slots=True)
 class _Candidate:
     id: DeviceID
     device: Device
@@ -183,6 +191,26 @@ class Allocator:
         """What else the node's pools depend on: each pool's newest generation and slice count."""
         return tuple((self._newest[(s.driver, s.pool)], self._counts.get((s.driver, s.pool, s.generation), 0))
                      for s in slices)
+
+    # ---- what the what-if tools read (per-node device use, the packing's device groups)
+    def node_devices(self, node: Node) -> list[NodeDevice]:
+        """The devices GatherPools makes usable on ``node``, in allocation order (allocated or
+        not): each with whether it is published for this node alone (a slice's or a device's
+        ``nodeName``) rather than reachable from several nodes."""
+        candidates, _ = self._candidates(node)
+        return [NodeDevice(c.id, bool(c.node_name)) for c in candidates]
+
+    def selectable(self, node: Node, request: Request) -> list[DeviceID]:
+        """The devices of ``node`` that ``request`` (with its class's selectors) selects,
+        allocated or not, in allocation order. Raises AllocationError as allocate does (a
+        missing class, a CEL runtime error)."""
+        candidates, _ = self._candidates(node)
+        return [c.id for c in candidates if self._is_selectable(request, c)]
+
+    def device_attributes(self, node: Node) -> dict[DeviceID, Mapping[str, AttributeValue]]:
+        """The attributes (qualified names) of each device usable on ``node``."""
+        candidates, _ = self._candidates(node)
+        return {c.id: c.device.view.attributes for c in candidates}
 
     # ---- selection
     def _is_selectable(self, request: Request, cand: _Candidate) -> bool:

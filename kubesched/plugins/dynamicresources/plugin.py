@@ -48,12 +48,13 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import IntArray
-from kubesched.objects import NodeSelector, Pod
+from kubesched.objects import Node, NodeSelector, Pod
 from kubesched.objects.devices import (
     FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE,
     RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE,
     AllocationResult,
     ConsumerRef,
+    DeviceResult,
     ResourceClaim,
 )
 from kubesched.plugins.dynamicresources.allocator import (
@@ -306,6 +307,41 @@ class DynamicResources:
                 return Status.as_error(f"binding claim {claim.key}: {e}")
         return None
 
+    def node_verdict(self, state: CycleState, pod: Pod, node: Node) -> NodeVerdict | None:
+        """What this plugin says of ``node`` for the pod of ``state`` (``kubesched explain``),
+        whatever the other filters said: Filter's verdict (recomputed with the cycle's
+        allocator where Filter did not run there), the devices the pod's claims would hold
+        there, and the node's devices in use when PreFilter ran (when it built an allocator:
+        some claim was to be allocated). None for a pod without claims or a cycle that
+        stopped before this PreFilter."""
+        s = state.get(_STATE_KEY)
+        if s is None or not s.claims:
+            return None
+        status = ""
+        new: list[AllocationResult] | None = s.node_allocations.get(node.name)
+        if s.allocator is not None and new is None:
+            try:
+                new = s.allocator.allocate(node, [s.claims[i] for i in s.to_allocate])
+            except AllocationError as e:
+                status = str(e)
+            if new is None and not status:
+                status = CANNOT_ALLOCATE
+        if not status and any(not node_selector_matches(sel, node) for sel in s.available_on.values()):
+            status = NOT_AVAILABLE
+        devices: list[tuple[str, DeviceResult]] = []
+        if not status:
+            fresh = dict(zip(s.to_allocate, new or (), strict=False))
+            for i, claim in enumerate(s.claims):
+                alloc = fresh.get(i, claim.allocation)
+                if alloc is not None:
+                    devices.extend((claim.key, r) for r in alloc.devices)
+        used = total = None
+        if s.allocator is not None:
+            on_node = s.allocator.node_devices(node)
+            total = len(on_node)
+            used = sum(1 for d in on_node if d.id in s.allocator.allocated)
+        return NodeVerdict(status, tuple(devices), used, total)
+
     def allocations(self, state: CycleState, node_name: str) -> list[tuple[str, AllocationResult]]:
         """The devices the pod's claims hold on ``node_name`` (the trace's ``allocations``)."""
         s = state.get(_STATE_KEY)
@@ -318,6 +354,19 @@ class DynamicResources:
             if alloc is not None:
                 out.append((claim.key, alloc))
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVerdict:
+    """DynamicResources on one node for one pod (DynamicResources.node_verdict): ``status`` is
+    "" when the claims fit, else Filter's reason; ``devices`` the (claim key, device) pairs the
+    pod's claims would hold there; ``used`` / ``total`` the node's devices allocated / usable
+    when PreFilter ran (None when it had nothing to allocate)."""
+
+    status: str
+    devices: tuple[tuple[str, DeviceResult], ...] = ()
+    used: int | None = None
+    total: int | None = None
 
 
 def _prioritized_list_score(s: _StateData, allocations: Sequence[AllocationResult]) -> int:
