@@ -74,8 +74,8 @@ from kubesched.framework import (
 )
 from kubesched.live.volumes import LiveVolumeBinder, bind_timeouts
 from kubesched.objects import Pod, PodCondition, tolerations_tolerate_taint
-from kubesched.objects.model import NO_SCHEDULE
 from kubesched.objects.devices import ResourceClaim
+from kubesched.objects.model import NO_SCHEDULE
 from kubesched.plugins.dynamicresources import plugin as dra
 from kubesched.plugins.helpers.fiterror import fit_error_message
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity

@@ -35,6 +35,15 @@ behaviour closely enough for a client written against a real API server:
   unbound or terminal pods go at once. Other objects go at once.
 - Leases (coordination.k8s.io/v1) and Events (events.k8s.io/v1) are plain objects with the
   same create / update-conflict semantics.
+- resource.k8s.io/v1 DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates
+  (validated by kubesched's parsers). A ResourceClaim's status is dropped on create and kept by
+  a PUT of the claim (whose spec is immutable); its ``status`` subresource (PUT, PATCH) is
+  validated as ValidateResourceClaimStatusUpdate does (reservedFor complete, unique by uid, at
+  most 256, only with an allocation, none added while the claim is being deleted; an allocation
+  immutable once set, naming the claim's requests); ``reservedFor`` merges by uid in a
+  strategic merge patch.
+- Finalizers: deleting an object (other than a pod) that has some only sets its
+  deletionTimestamp; an update removing the last one deletes it.
 
 Fault injection for tests: :meth:`LocalApiServer.fail_next` (N requests answer an error
 code, optionally with a ``Retry-After`` header), :meth:`~LocalApiServer.delay_next` (N requests
@@ -481,6 +490,9 @@ class ApiStore:
             out["status"] = copy.deepcopy(new.get("status") or {})
             if r.plural == "resourceclaims":
                 _validate_claim_status(out, cur)
+                for key in ("reservedFor", "allocation", "devices"):
+                    if not out["status"].get(key):
+                        out["status"].pop(key, None)  # omitempty: an empty list is not written
         elif subresource:
             raise ApiStatusError(404, f"the server could not find the requested resource ({subresource})", "NotFound")
         else:
