@@ -221,17 +221,35 @@ def test_a_second_pod_sharing_an_allocated_claim_is_only_added_to_its_reserved_f
                                  ("update", "resourceclaims", "status", 200)]
 
 
-def test_pods_with_their_own_claims_get_distinct_devices(api: LocalApiServer, kubesched: Kubesched) -> None:
-    for name in ("a", "b", "c"):
-        api.create(resource_claim(f"claim-{name}"))
-        api.create(gpu_pod(name, claim=f"claim-{name}"))
-    wait_until(lambda: bound_to(api, "a") and bound_to(api, "b"), what="two pods bound")
+@pytest.mark.parametrize("slow_write", [
+    pytest.param(False, id="claim writes answered at once"),
+    pytest.param(True, id="the first claim's write held 1 s: its devices stay taken while it is on the wire"),
+])
+def test_pods_with_their_own_claims_get_distinct_devices(api: LocalApiServer, slow_write: bool) -> None:
+    if slow_write:
+        api.delay_next(1, 1.0, verbs=["update"], resources=["resourceclaims"])
+    k = Kubesched(api)
+    try:
+        api.create(resource_claim("claim-a"))
+        api.create(gpu_pod("a", claim="claim-a"))
+        if slow_write:
+            # The next pods are scheduled while a's PreBind waits for the server.
+            wait_until(lambda: api.faults_left() == 0, what="a's claim write held by the server")
+        for name in ("b", "c"):
+            api.create(resource_claim(f"claim-{name}"))
+            api.create(gpu_pod(name, claim=f"claim-{name}"))
+        wait_until(lambda: bound_to(api, "a") and bound_to(api, "b"), what="two pods bound")
+        wait_until(lambda: [e for e in api.objects("events") if e.get("reason") == "FailedScheduling"],
+                   what="the third pod found unschedulable")
+    finally:
+        k.close()
     devices = sorted(api.get("resourceclaims", f"claim-{n}", "default")["status"]["allocation"]["devices"]
                      ["results"][0]["device"] for n in ("a", "b"))
     assert devices == ["gpu-0", "gpu-1"]
     # Two GPUs only: the third pod stays pending, its claim unallocated.
     assert not bound_to(api, "c")
     assert "allocation" not in api.get("resourceclaims", "claim-c", "default").get("status", {})
+    assert successful_binds(api) == {"default/a": 1, "default/b": 1}
 
 
 # ------------------------------------------------------------------------------------ conflicts
