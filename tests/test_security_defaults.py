@@ -582,7 +582,7 @@ def test_a_cluster_configuration_printed_or_logged_hides_its_secrets() -> None:
 # namespace or None for cluster-wide). kube-scheduler's own rules are SYSTEM_KUBE_SCHEDULER and
 # SYSTEM_VOLUME_SCHEDULER (tests/live/test_deploy.py, copied from
 # plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, ClusterRoles "system:kube-scheduler" and
-# "system:volume-scheduler", v1.30). Its Lease rules name its own lock, "kube-scheduler"; kubesched's
+# "system:volume-scheduler", v1.30, plus v1.36's resource.k8s.io rules). Its Lease rules name its own lock, "kube-scheduler"; kubesched's
 # name its lock (deploy/configmap.yaml's leaderElection.resourceName) and only in that namespace.
 Atom = tuple[str, str, str, "str | None", "str | None"]
 
@@ -638,13 +638,15 @@ def test_rbac_in_deploy_holds_no_wildcard_secret_rbac_or_impersonation_access() 
     assert not [a for a in granted if a[1] == "rbac.authorization.k8s.io" or a[0] in ("escalate", "bind",
                                                                                      "impersonate")]
     # Writes: exactly kube-scheduler's (bindings, pod status, victim deletion, events, PV/PVC
-    # binding) and the lock.
+    # binding, ResourceClaims' finalizer and status) and the lock.
     writes = {(v, r) for v, _, r, _, _ in granted if v not in ("get", "list", "watch")}
     assert writes <= {("create", "bindings"), ("create", "pods/binding"), ("patch", "pods/status"),
                       ("update", "pods/status"), ("delete", "pods"), ("create", "events"), ("patch", "events"),
                       ("update", "events"), ("patch", "persistentvolumes"), ("update", "persistentvolumes"),
                       ("patch", "persistentvolumeclaims"), ("update", "persistentvolumeclaims"),
-                      ("create", "leases"), ("update", "leases")}, writes
+                      ("create", "leases"), ("update", "leases"), ("update", "resourceclaims"),
+                      ("update", "resourceclaims/status"), ("patch", "resourceclaims/status"),
+                      ("update", "resourceclaims/binding"), ("patch", "resourceclaims/binding")}, writes
 
 
 def test_the_lease_grants_are_namespaced_to_the_lock_and_no_other_lease() -> None:

@@ -66,7 +66,7 @@ from kubesched.cluster import _http
 from kubesched.cluster.resources import RESOURCES, ApiResource, Json, format_micro_time, format_time
 from kubesched.config.types import ClientConnection
 from kubesched.errors import ApiError, ConfigError, FieldError, KubeschedError
-from kubesched.features import Features
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.objects import (
     CSIDriver,
     CSINode,
@@ -82,7 +82,14 @@ from kubesched.objects import (
     StorageClass,
     Workload,
 )
-from kubesched.objects.devices import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.objects.devices import (
+    DRA_PARSERS,
+    DeviceClass,
+    ResourceClaim,
+    ResourceSlice,
+    allocation_json,
+    parse_resource_claim,
+)
 from kubesched.objects.parse import PARSERS, parse_pod
 
 log = logging.getLogger(__name__)
@@ -106,8 +113,16 @@ INFORMED_RESOURCES: tuple[str, ...] = (
 """Resources the scheduler keeps an informer on (LIST + WATCH). PriorityClasses are not
 among them: the API server's admission already resolved every pod's priority."""
 
+DRA_INFORMED_RESOURCES: tuple[str, ...] = ("deviceclasses", "resourceslices", "resourceclaims")
+"""resource.k8s.io/v1 resources informed when the DynamicResourceAllocation gate is on
+(scheduler.go: the ResourceClaim informer behind the assume cache, the ResourceSlice tracker's
+informer, DeviceClasses). ResourceClaimTemplates are not among them: kube-scheduler never reads
+them (the resourceclaim controller creates a template's claim and names it in the pod's
+status.resourceClaimStatuses), and system:kube-scheduler may not list them."""
+
 API_CALLS: tuple[ApiCall, ...] = (
     *(ApiCall(verb, RESOURCES[p].group, p) for p in INFORMED_RESOURCES for verb in ("list", "watch")),
+    *(ApiCall(verb, RESOURCES[p].group, p) for p in DRA_INFORMED_RESOURCES for verb in ("list", "watch")),
     ApiCall("create", "", "pods", "binding"),  # DefaultBinder
     ApiCall("patch", "", "pods", "status"),  # PodScheduled condition, nominatedNodeName, DisruptionTarget
     ApiCall("delete", "", "pods"),  # preemption victims (UID precondition)
@@ -116,6 +131,12 @@ API_CALLS: tuple[ApiCall, ...] = (
     # VolumeBinding's PreBind (BindPodVolumes): a PV's claimRef, a claim's selected-node.
     ApiCall("update", "", "persistentvolumes"),
     ApiCall("update", "", "persistentvolumeclaims"),
+    # DynamicResources (bindClaim, PostFilter, Unreserve): the claim's finalizer, its status
+    # (allocation, reservedFor), the claim read again after a conflict.
+    ApiCall("get", "resource.k8s.io", "resourceclaims"),
+    ApiCall("update", "resource.k8s.io", "resourceclaims"),
+    ApiCall("update", "resource.k8s.io", "resourceclaims", "status"),
+    ApiCall("patch", "resource.k8s.io", "resourceclaims", "status"),
     # Leader election (ApiLeaseClient below, for kubesched.live.leader).
     ApiCall("get", "coordination.k8s.io", "leases"),
     ApiCall("create", "coordination.k8s.io", "leases"),
@@ -1091,6 +1112,9 @@ def decode(r: ApiResource, raw: Json, prev: Any = None, features: Features | Non
     raw.setdefault("apiVersion", r.api_version)
     if r.kind == "Pod":
         return parse_pod(raw, prev if isinstance(prev, Pod) else None, json_decoded=True, features=features)
+    dra = DRA_PARSERS.get(r.kind)
+    if dra is not None:
+        return dra(raw)
     entry = PARSERS.get(r.kind)
     if entry is None:
         return raw
@@ -1368,12 +1392,81 @@ class Informer:
                 self.resource_version = rv
 
 
+# ================================================================ the claims' assume cache
+def _version(claim: ResourceClaim) -> int | None:
+    """getObjVersion: the resourceVersion as an integer (None when it is not one)."""
+    try:
+        return int(claim.meta.resource_version)
+    except ValueError:
+        return None
+
+
+class ClaimCache:
+    """The ResourceClaims the scheduler sees: util/assumecache's AssumeCache over the claims'
+    informer. An object the scheduler wrote (:meth:`assume`, with what the API server returned)
+    is seen at once, before the informer delivers it, so that the devices it allocated are not
+    free again meanwhile; the informer's objects replace it only when newer (by
+    resourceVersion), never an older one (a relist's unchanged objects are no change either).
+    Every change — informer or assume — goes to ``on_change`` (action, old, new), as the
+    cache's event handlers (the scheduling queue's ResourceClaim events) get them. Called
+    under the scheduler's lock."""
+
+    def __init__(self) -> None:
+        self._latest: dict[tuple[str, str], ResourceClaim] = {}
+        self.on_change: Callable[[str, Any, Any], None] | None = None
+
+    def _emit(self, action: str, old: Any, new: Any) -> None:
+        if self.on_change is not None:
+            self.on_change(action, old, new)
+
+    def informer_change(self, action: str, old: Any, new: Any) -> None:
+        """The informer's add / update / delete (AssumeCache.add / update / delete)."""
+        if action == DELETE:
+            gone = self._latest.pop((old.namespace, old.name), None)
+            self._emit(DELETE, gone if gone is not None else old, None)
+            return
+        if not isinstance(new, ResourceClaim):
+            return
+        key = (new.namespace, new.name)
+        cur = self._latest.get(key)
+        if cur is not None:
+            have, got = _version(cur), _version(new)
+            if have is not None and got is not None and got <= have:
+                return  # not newer: an assumed object stays, a resync is no change
+        self._latest[key] = new
+        self._emit(ADD if cur is None else UPDATE, cur, new)
+
+    def assume(self, claim: ResourceClaim) -> bool:
+        """AssumeClaimAfterAPICall: ``claim`` as the API server stored it after the scheduler's
+        write; False (nothing changes) when the cache holds no such claim (deleted meanwhile)
+        or a newer version of it already."""
+        key = (claim.namespace, claim.name)
+        cur = self._latest.get(key)
+        if cur is None:
+            return False
+        have, got = _version(cur), _version(claim)
+        if have is not None and got is not None and got < have:
+            log.debug("ResourceClaim %s is out of sync (stored: %d, assume: %d)", claim.key, have, got)
+            return False
+        self._latest[key] = claim
+        self._emit(UPDATE, cur, claim)
+        return True
+
+    def get(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self._latest.get((namespace, name))
+
+    def items(self) -> list[ResourceClaim]:
+        return list(self._latest.values())
+
+
 # ================================================================ listers
 class LiveObjects:
-    """kubesched.framework.ObjectLister over the informer stores."""
+    """kubesched.framework.ObjectLister over the informer stores (ResourceClaims through the
+    :class:`ClaimCache`)."""
 
-    def __init__(self, informers: Mapping[str, Informer]) -> None:
+    def __init__(self, informers: Mapping[str, Informer], claims: ClaimCache | None = None) -> None:
         self._inf = informers
+        self.claims = claims if claims is not None else ClaimCache()
 
     def _get(self, plural: str, namespace: str, name: str) -> Any:
         inf = self._inf.get(plural)
@@ -1444,19 +1537,19 @@ class LiveObjects:
     def all_pods(self) -> list[Pod]:
         return self._all("pods")
 
-    # resource.k8s.io/v1 is not informed yet in live mode: a pod with claims waits at
-    # DynamicResources' PreEnqueue (its claims are not found) instead of being mis-scheduled.
+    # resource.k8s.io/v1 (informed only when the DynamicResourceAllocation gate is on; without
+    # it there are none, and DynamicResources is not in the registry either).
     def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
-        return None
+        return self.claims.get(namespace, name)
 
     def resource_claims(self) -> Sequence[ResourceClaim]:
-        return ()
+        return self.claims.items()
 
     def device_classes(self) -> Mapping[str, DeviceClass]:
-        return {}
+        return {c.name: c for c in self._all("deviceclasses")}
 
     def resource_slices(self) -> Sequence[ResourceSlice]:
-        return ()
+        return self._all("resourceslices")
 
     def node(self, name: str) -> Node | None:
         out: Node | None = self._get("nodes", "", name)
@@ -1851,7 +1944,8 @@ class LiveCluster:
         self.scheduler_names = frozenset(scheduler_names)
         self.options = options or LiveOptions()
         self.informers: dict[str, Informer] = {}
-        self.objects = LiveObjects(self.informers)
+        self.claims = ClaimCache()
+        self.objects = LiveObjects(self.informers, self.claims)
         self.events: EventBroadcaster | None = None
         self._handler: ChangeHandler | None = None
         self._owns_client = owns_client
@@ -1911,15 +2005,30 @@ class LiveCluster:
         self._handler = handler
         opts = self.options
         self.events = EventBroadcaster(self.client, sleep_duration=opts.event_retry_sleep)
-        for plural in INFORMED_RESOURCES:
+        for plural in self.informed_resources():
             r = RESOURCES[plural]
-            on_change = self._pod_change if plural == "pods" else self._other_change(plural)
+            on_change: Callable[[str, Any, Any], None]
+            if plural == "pods":
+                on_change = self._pod_change
+            elif plural == "resourceclaims":
+                # Through the assume cache, which tells the handler what changed.
+                self.claims.on_change = self._other_change(plural)
+                on_change = self.claims.informer_change
+            else:
+                on_change = self._other_change(plural)
             self.informers[plural] = Informer(
                 self.client, r, on_change=on_change, lock=lock,
                 field_selector=POD_FIELD_SELECTOR if plural == "pods" else "",
                 backoff=opts.backoff, watch_timeout=opts.watch_timeout, features=opts.features)
         for inf in self.informers.values():
             inf.start()
+
+    def informed_resources(self) -> tuple[str, ...]:
+        """The plurals this cluster keeps informers on: resource.k8s.io's only with the
+        DynamicResourceAllocation gate on (scheduler.go creates those informers only then)."""
+        features = self.options.features if self.options.features is not None else DEFAULT_FEATURES
+        dra = DRA_INFORMED_RESOURCES if features.enabled("DynamicResourceAllocation") else ()
+        return (*INFORMED_RESOURCES, *dra)
 
     def wait_for_sync(self, timeout: float | None = None, stop: threading.Event | None = None) -> bool:
         """WaitForCacheSync: True once every informer listed once."""
@@ -1995,6 +2104,89 @@ class LiveCluster:
             "update", "persistentvolumeclaims", namespace=pvc.namespace, name=pvc.name, body=_json_body(pvc.raw)))
         return out
 
+    def write_claim(self, write: ClaimWrite, *, sleep: Callable[[float], None] = time.sleep,
+                    rng: random.Random | None = None) -> ResourceClaim | None:
+        """Make the API calls of a :class:`ClaimWrite`; returns the claim as the API server
+        stored it last (None when nothing was to be written). Raises ApiError with upstream's
+        words when it cannot be done (the pod's binding cycle then fails and it is retried).
+
+        - Deallocation (DynamicResources.PostFilter): one UpdateStatus without allocation
+          and reservedFor, from the claim the scheduler saw (a conflict is an error).
+        - Unreserve: a strategic merge patch of the status deleting the pod's reservedFor entry
+          (by uid: no need for the latest claim), the claim's UID as precondition.
+        - bindClaim: retry.RetryOnConflict(retry.DefaultRetry, ...): at most 5 attempts, 10 ms
+          apart (10 % jitter); each attempt after a conflict GETs the claim first. An attempt
+          fails when the claim is being deleted, or (to allocate) when it got allocated
+          meanwhile; to allocate, the finalizer ``resource.kubernetes.io/delete-protection`` is
+          added by an Update first (unless there), then one UpdateStatus sets
+          ``status.allocation`` (with ``allocationTimestamp`` when DRADeviceBindingConditions
+          and DRAResourceClaimDeviceStatus are on) and appends the pod to
+          ``status.reservedFor``."""
+        ns, name = write.namespace, write.name
+        if write.deallocate:
+            body = _json_body(write.seen)
+            status = body.setdefault("status", {})
+            status.pop("allocation", None)
+            status.pop("reservedFor", None)
+            return parse_resource_claim(self.client.request(
+                "update", "resourceclaims", namespace=ns, name=name, subresource="status", body=body))
+        stored: Json | None = None
+        for uid in write.unreserve:
+            patch = {"metadata": {"uid": write.uid}, "status": {"reservedFor": [{"$patch": "delete", "uid": uid}]}}
+            stored = self.client.request("patch", "resourceclaims", namespace=ns, name=name, subresource="status",
+                                         body=patch, content_type=PATCH_STRATEGIC)
+        if write.allocation is None and not write.reserve:
+            return parse_resource_claim(stored) if stored is not None else None
+        rng = rng if rng is not None else random.Random()
+        claim = _json_body(write.seen)
+        for attempt in range(CLAIM_UPDATE_STEPS):
+            if attempt:
+                sleep(CLAIM_UPDATE_INTERVAL * (1.0 + CLAIM_UPDATE_JITTER * rng.random()))
+                try:
+                    claim = self.client.request("get", "resourceclaims", namespace=ns, name=name)
+                except ApiError as e:
+                    raise ApiError(f"get updated claim {ns}/{name} after conflict: {e}", status=e.status) from None
+                log.debug("retrying the update of ResourceClaim %s/%s after a conflict", ns, name)
+            try:
+                return parse_resource_claim(self._bind_claim(write, claim))
+            except ApiError as e:
+                if e.status != 409 or attempt == CLAIM_UPDATE_STEPS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _bind_claim(self, write: ClaimWrite, claim: Json) -> Json:
+        """One attempt of bindClaim's RetryOnConflict function on ``claim`` (a copy of the
+        API's object, changed in place)."""
+        ns, name = write.namespace, write.name
+        meta = claim.setdefault("metadata", {})
+        status = claim.setdefault("status", {})
+        if meta.get("deletionTimestamp"):
+            raise ApiError(f"claim {ns}/{name} got deleted in the meantime")
+        if write.allocation is not None:
+            if status.get("allocation"):
+                raise ApiError(f"claim {ns}/{name} got allocated elsewhere in the meantime")
+            finalizers = list(meta.get("finalizers") or [])
+            if CLAIM_FINALIZER not in finalizers:
+                meta["finalizers"] = [*finalizers, CLAIM_FINALIZER]
+                try:
+                    claim = self.client.request("update", "resourceclaims", namespace=ns, name=name, body=claim)
+                except ApiError as e:
+                    raise ApiError(f"add finalizer to claim {ns}/{name}: {e}", status=e.status) from None
+                status = claim.setdefault("status", {})
+            status["allocation"] = _json_body(write.allocation)
+        status["reservedFor"] = [*(status.get("reservedFor") or []), *(_json_body(c) for c in write.reserve)]
+        if write.allocation_timestamp:
+            allocation = status.get("allocation")
+            if not allocation:
+                raise ApiError(f"claim {ns}/{name} got deallocated elsewhere in the meantime")
+            allocation.setdefault("allocationTimestamp", format_time(time.time()))
+        try:
+            return self.client.request("update", "resourceclaims", namespace=ns, name=name, subresource="status",
+                                       body=claim)
+        except ApiError as e:
+            what = "allocation and reservation" if write.allocation is not None else "reservation"
+            raise ApiError(f"add {what} to claim {ns}/{name}: {e}", status=e.status) from None
+
     def record_event(self, regarding: Pod, related: Pod | None, event_type: str, reason: str, action: str,
                      note: str, *, controller: str = "default-scheduler", write: bool = False) -> bool:
         """``write``: see :meth:`EventBroadcaster.event`."""
@@ -2002,6 +2194,63 @@ class LiveCluster:
             return False
         return self.events.event(regarding, related, event_type, reason, action, note, controller=controller,
                                  write=write)
+
+
+CLAIM_FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer
+# client-go's retry.DefaultRetry: Steps 5, Duration 10 ms, Factor 1.0, Jitter 0.1.
+CLAIM_UPDATE_STEPS = 5
+CLAIM_UPDATE_INTERVAL = 0.01
+CLAIM_UPDATE_JITTER = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimWrite:
+    """What DynamicResources asks of one ResourceClaim, in the API's terms (see
+    :func:`claim_write`): ``seen`` is the claim as the scheduler read it (the first attempt
+    starts from it: its resourceVersion makes the update conditional)."""
+
+    namespace: str
+    name: str
+    uid: str
+    seen: Mapping[str, Any]
+    allocation: Json | None = None  # status.allocation to store (the claim is not allocated)
+    reserve: tuple[Json, ...] = ()  # consumers to append to status.reservedFor
+    unreserve: tuple[str, ...] = ()  # uids to remove from status.reservedFor
+    deallocate: bool = False
+    allocation_timestamp: bool = False  # set status.allocation.allocationTimestamp
+
+
+def claim_write(desired: ResourceClaim, classes: Mapping[str, DeviceClass],
+                features: Features | None = None) -> ClaimWrite | None:
+    """The API writes that turn the claim the scheduler read (``desired.raw``, the API's object)
+    into ``desired`` (what Handle.update_resource_claim was given): None when nothing changes.
+
+    - ``desired`` without allocation and reservations, of an allocated claim: PostFilter's
+      deallocation.
+    - An allocation the API's claim lacks: bindClaim's allocation (its JSON as the structured
+      allocator builds it, from the claim's requests and the device classes' configs).
+    - Consumers ``desired`` has and the API's claim does not (by uid): appended to
+      ``reservedFor``; consumers the API's claim has and ``desired`` does not: removed
+      (Unreserve)."""
+    features = features if features is not None else DEFAULT_FEATURES
+    raw = desired.raw
+    status = raw.get("status") or {}
+    allocated = bool(status.get("allocation"))
+    seen_uids = [str(r.get("uid", "")) for r in status.get("reservedFor") or () if isinstance(r, Mapping)]
+    base = ClaimWrite(desired.namespace, desired.name, desired.meta.uid, raw)
+    if desired.allocation is None and not desired.reserved_for:
+        return dataclasses.replace(base, deallocate=True) if allocated or seen_uids else None
+    want = {r.uid for r in desired.reserved_for}
+    reserve = tuple({"resource": r.resource, "name": r.name, "uid": r.uid} for r in desired.reserved_for
+                    if r.uid not in seen_uids)
+    unreserve = tuple(uid for uid in seen_uids if uid not in want)
+    allocation = allocation_json(desired, desired.allocation, classes) \
+        if desired.allocation is not None and not allocated else None
+    if allocation is None and not reserve and not unreserve:
+        return None
+    stamp = features.enabled("DRADeviceBindingConditions") and features.enabled("DRAResourceClaimDeviceStatus")
+    return dataclasses.replace(base, allocation=allocation, reserve=reserve, unreserve=unreserve,
+                               allocation_timestamp=stamp)
 
 
 def _json_body(value: Any) -> Any:

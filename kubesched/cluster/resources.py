@@ -68,6 +68,11 @@ RESOURCES: dict[str, ApiResource] = {r.plural: r for r in (
     _r("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
     _r("events.k8s.io", "v1", "events", "Event", True),
+    # Dynamic Resource Allocation (GA in 1.34).
+    _r("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
+    _r("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
+    _r("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True),
+    _r("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
 )}
 """Every resource kubesched reads or writes, by plural."""
 

@@ -10,12 +10,17 @@ it against RBAC rules: a test checks every call against the manifests in ``deplo
 ``system:kube-scheduler`` / ``system:volume-scheduler`` roles plus the Lease rule for kubesched's
 lock.
 
-The calls mirror kube-scheduler v1.30's: list+watch of every informed resource, ``create
+The calls mirror kube-scheduler's: list+watch of every informed resource, ``create
 pods/binding`` (DefaultBinder), ``patch pods/status`` (PodScheduled condition and
 nominatedNodeName), ``delete pods`` (preemption victims), ``create`` and ``patch`` (series) of
 ``events.k8s.io`` Events, ``update`` of ``persistentvolumes`` / ``persistentvolumeclaims``
-(VolumeBinding's PreBind, granted by ``system:volume-scheduler``) and ``get``/``create``/``update``
-of the leader-election Lease.
+(VolumeBinding's PreBind, granted by ``system:volume-scheduler``), ``get``/``create``/``update``
+of the leader-election Lease, and, with the DynamicResourceAllocation gate on (1.34+), list+watch
+of ``resource.k8s.io`` DeviceClasses, ResourceSlices and ResourceClaims plus DynamicResources'
+claim writes: ``update resourceclaims`` (the delete-protection finalizer), ``update
+resourceclaims/status`` (allocation and reservedFor; PostFilter's deallocation), ``patch
+resourceclaims/status`` (Unreserve) and ``get resourceclaims`` (after a conflict), as granted by
+1.36's ``system:kube-scheduler``.
 """
 
 from __future__ import annotations
@@ -36,9 +41,13 @@ NODES = RESOURCES["nodes"]
 EVENTS = RESOURCES["events"]
 LEASES = RESOURCES["leases"]
 
-INFORMED: tuple[Resource, ...] = tuple(RESOURCES[plural] for plural in live.INFORMED_RESOURCES)
+INFORMED: tuple[Resource, ...] = tuple(RESOURCES[plural]
+                                      for plural in (*live.INFORMED_RESOURCES, *live.DRA_INFORMED_RESOURCES))
 """What the reflectors list and watch, cluster-wide (kube-scheduler's informers for the objects
-kubesched models; it has no CSIStorageCapacity / DRA objects, so it does not watch those)."""
+kubesched models; it has no CSIStorageCapacity objects, so it does not watch those). The
+resource.k8s.io ones (DeviceClasses, ResourceSlices, ResourceClaims) are watched only when the
+DynamicResourceAllocation gate is on (``--kube-version`` 1.34 and later), as kube-scheduler
+creates those informers only then; ResourceClaimTemplates are never read by the scheduler."""
 
 DEFAULT_LEASE_NAMESPACE = "kube-system"
 DEFAULT_LEASE_NAME = "kubesched"
@@ -51,6 +60,11 @@ _WHY: dict[tuple[str, str, str], str] = {
     ("patch", "events", ""): "event series: the count of a repeated event",
     ("update", "persistentvolumes", ""): "VolumeBinding PreBind: bind a PV to the pod's claim (spec.claimRef)",
     ("update", "persistentvolumeclaims", ""): "VolumeBinding PreBind: the selected-node annotation for provisioning",
+    ("get", "resourceclaims", ""): "DynamicResources PreBind: read a claim again after a conflict",
+    ("update", "resourceclaims", ""): "DynamicResources PreBind: the claim's delete-protection finalizer",
+    ("update", "resourceclaims", "status"): "DynamicResources PreBind: allocation and reservedFor; PostFilter: "
+                                            "deallocation",
+    ("patch", "resourceclaims", "status"): "DynamicResources Unreserve: the pod out of reservedFor",
     ("get", "leases", ""): "leader election: read the lock",
     ("create", "leases", ""): "leader election: create the lock when absent",
     ("update", "leases", ""): "leader election: acquire, renew, release",

@@ -55,6 +55,7 @@ from kubesched.cluster.live import (
     Change,
     LiveCluster,
     LiveOptions,
+    claim_write,
 )
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.errors import ApiError, KubeschedError
@@ -73,7 +74,9 @@ from kubesched.framework import (
 )
 from kubesched.live.volumes import LiveVolumeBinder, bind_timeouts
 from kubesched.objects import Pod, PodCondition, tolerations_tolerate_taint
+from kubesched.objects.devices import ResourceClaim
 from kubesched.objects.model import NO_SCHEDULE
+from kubesched.plugins.dynamicresources import plugin as dra
 from kubesched.plugins.helpers.fiterror import fit_error_message
 from kubesched.plugins.helpers.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.nodeports.plugin import fits as node_ports_fit
@@ -99,6 +102,13 @@ _STORAGE_EVENTS: dict[str, tuple[str, str]] = {
     "storageclasses": (GVK.STORAGE_CLASS, "StorageClass"),
     "csinodes": (GVK.CSI_NODE, "CSINode"),
     "csidrivers": (GVK.CSI_DRIVER, "CSIDriver"),
+}
+# The resource.k8s.io informers' events (eventhandlers.go: buildEvtResHandler for ResourceClaim —
+# through the assume cache —, ResourceSlice and DeviceClass).
+_DRA_EVENTS: dict[str, tuple[str, str]] = {
+    "resourceclaims": (dra.RESOURCE_CLAIMS, "ResourceClaim"),
+    "resourceslices": (dra.RESOURCE_SLICES, "ResourceSlice"),
+    "deviceclasses": (dra.DEVICE_CLASSES, "DeviceClass"),
 }
 _ACTIONS = {ADD: (ActionType.ADD, "Add"), "update": (ActionType.UPDATE, "Update"),
             DELETE: (ActionType.DELETE, "Delete")}
@@ -265,6 +275,7 @@ class LiveScheduler:
             handle = FrameworkHandle(
                 self.cache, self.objects, self.nominator, profile_name=profile.scheduler_name,
                 binder=self._bind, deleter=self._delete_victim, clear_nomination=self._clear_nomination,
+                claim_writer=self._write_claim,
                 deterministic=deterministic, rng=self.rng, extenders=self.extenders, features=self.features)
             # Async preemption: its API calls on a thread of their own (upstream's goroutine),
             # activation under the lock.
@@ -403,8 +414,8 @@ class LiveScheduler:
                 check = pre_check_for_node(ni)
                 for ev in node_update_events(ch.old, ch.new):
                     q.move_all_to_active_or_backoff_queue(ev, check)
-        elif ch.resource in _STORAGE_EVENTS:
-            gvk, short = _STORAGE_EVENTS[ch.resource]
+        elif ch.resource in _STORAGE_EVENTS or ch.resource in _DRA_EVENTS:
+            gvk, short = _STORAGE_EVENTS.get(ch.resource) or _DRA_EVENTS[ch.resource]
             action, suffix = _ACTIONS[ch.action]
             q.move_all_to_active_or_backoff_queue(ClusterEvent(gvk, action, f"{short}{suffix}"), None,
                                                   ch.old, ch.new)
@@ -472,6 +483,25 @@ class LiveScheduler:
             self.cluster.bind(pod, node, guard=still_leading)
         if self.invariants is not None:
             self.invariants.record_bind(pod, node)
+
+    def _write_claim(self, claim: ResourceClaim) -> None:
+        """DynamicResources' claim writes (PreBind's bindClaim, PostFilter's deallocation,
+        Unreserve): the API calls, with the lock released in a binding cycle (see
+        :meth:`_unlocked`; PostFilter's are made in the scheduling cycle, as upstream's), then
+        the stored claim assumed (AssumeClaimAfterAPICall), so that the next cycles see its
+        allocation before the informer does. Never once leadership is lost or the scheduler
+        is stopping."""
+        write = claim_write(claim, self.objects.device_classes(), self.features)
+        if write is None:
+            return
+        if not self._leading():
+            raise ApiError(f"not writing ResourceClaim {claim.key}: leadership was lost")
+        if self._stopping.is_set():
+            raise ApiError(f"not writing ResourceClaim {claim.key}: the scheduler is stopping")
+        with self._unlocked():
+            stored = self.cluster.write_claim(write, rng=self.rng)
+        if stored is not None:
+            self.cluster.claims.assume(stored)
 
     def _delete_victim(self, victim: Pod, reason: str, by: Pod | None = None) -> None:
         """prepareCandidate for one victim: a pod waiting at Permit is rejected; otherwise it

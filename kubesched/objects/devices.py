@@ -354,3 +354,113 @@ DRA_PARSERS: dict[str, Any] = {
     "ResourceClaim": parse_resource_claim,
     "ResourceClaimTemplate": parse_resource_claim_template,
 }
+
+
+# ---------------------------------------------------------------- the API's view of an allocation
+def node_selector_json(selector: NodeSelector) -> dict[str, Any]:
+    """A core/v1 NodeSelector as the API writes it (empty lists left out, as omitempty does)."""
+    def requirements(reqs: Any) -> list[dict[str, Any]]:
+        return [{"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})}
+                for r in reqs]
+
+    terms = []
+    for t in selector.terms:
+        term: dict[str, Any] = {}
+        if t.match_expressions:
+            term["matchExpressions"] = requirements(t.match_expressions)
+        if t.match_fields:
+            term["matchFields"] = requirements(t.match_fields)
+        terms.append(term)
+    return {"nodeSelectorTerms": terms}
+
+
+def _raw_requests(claim: ResourceClaim) -> list[Mapping[str, Any]]:
+    devices = (claim.raw.get("spec") or {}).get("devices") or {}
+    return [r for r in devices.get("requests") or () if isinstance(r, Mapping)]
+
+
+def _raw_request(claim: ResourceClaim, qualified_name: str) -> Mapping[str, Any]:
+    """The manifest of request ``<request>`` (its ``exactly``) or ``<request>/<subrequest>``."""
+    name, _, sub = qualified_name.partition("/")
+    for r in _raw_requests(claim):
+        if r.get("name") != name:
+            continue
+        if not sub:
+            exactly = r.get("exactly")
+            return exactly if isinstance(exactly, Mapping) else {}
+        for s in r.get("firstAvailable") or ():
+            if isinstance(s, Mapping) and s.get("name") == sub:
+                return s
+    return {}
+
+
+def _class_config(cls: DeviceClass | None) -> list[Mapping[str, Any]]:
+    if cls is None:
+        return []
+    return [c for c in (cls.raw.get("spec") or {}).get("config") or () if isinstance(c, Mapping)]
+
+
+def allocation_json(claim: ResourceClaim, allocation: AllocationResult,
+                    classes: Mapping[str, DeviceClass]) -> dict[str, Any]:
+    """``status.allocation`` as the structured allocator builds it (Allocator.Allocate's result
+    for one claim, allocator_incubating.go): ``devices.results`` (request, driver, pool, device,
+    adminAccess, the request's tolerations), ``devices.config`` — every config of the class of
+    each allocated (sub)request, once per class with the requests using it (source FromClass),
+    then the claim's own configs that apply to its allocated requests (source FromClaim, one
+    entry per matching request, as upstream appends them) — and ``nodeSelector``."""
+    results: list[dict[str, Any]] = []
+    for d in allocation.devices:
+        out: dict[str, Any] = {"request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device}
+        if d.admin_access:
+            out["adminAccess"] = True
+        tolerations = _raw_request(claim, d.request).get("tolerations")
+        if tolerations:
+            out["tolerations"] = [dict(t) for t in tolerations]
+        results.append(out)
+    allocated = {d.request for d in allocation.devices}
+    # The subrequest chosen for each firstAvailable request: the one its results name.
+    chosen = {q.partition("/")[0]: q for q in allocated if "/" in q}
+    config: list[dict[str, Any]] = []
+    class_ranges: dict[str, tuple[int, int]] = {}
+    for req in claim.spec.requests:
+        if req.exactly is not None:
+            qual, class_name = req.name, req.exactly.device_class_name
+        else:
+            qual = chosen.get(req.name, "")
+            sub = next((s for s in req.first_available if f"{req.name}/{s.name}" == qual), None)
+            if sub is None:
+                continue
+            class_name = sub.device_class_name
+        cls = classes.get(class_name)
+        if cls is None:
+            continue
+        if class_name in class_ranges:
+            start, end = class_ranges[class_name]
+            for entry in config[start:end]:
+                entry["requests"].append(qual)
+            continue
+        start = len(config)
+        for c in _class_config(cls):
+            config.append({"source": "FromClass", "requests": [qual], **{k: v for k, v in c.items()
+                                                                         if k != "requests"}})
+        class_ranges[class_name] = (start, len(config))
+    devices = (claim.raw.get("spec") or {}).get("devices") or {}
+    for c in devices.get("config") or ():
+        if not isinstance(c, Mapping):
+            continue
+        wanted = list(c.get("requests") or ())
+        entry = {"source": "FromClaim", **({"requests": wanted} if wanted else {}),
+                 **{k: v for k, v in c.items() if k != "requests"}}
+        if not wanted:
+            config.append(entry)
+            continue
+        for req in claim.spec.requests:
+            if req.name in wanted or (req.name in chosen and chosen[req.name] in wanted):
+                config.append(dict(entry))
+    out_devices: dict[str, Any] = {"results": results}
+    if config:
+        out_devices["config"] = config
+    body: dict[str, Any] = {"devices": out_devices}
+    if allocation.node_selector is not None:
+        body["nodeSelector"] = node_selector_json(allocation.node_selector)
+    return body

@@ -35,6 +35,15 @@ behaviour closely enough for a client written against a real API server:
   unbound or terminal pods go at once. Other objects go at once.
 - Leases (coordination.k8s.io/v1) and Events (events.k8s.io/v1) are plain objects with the
   same create / update-conflict semantics.
+- resource.k8s.io/v1 DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates
+  (validated by kubesched's parsers). A ResourceClaim's status is dropped on create and kept by
+  a PUT of the claim (whose spec is immutable); its ``status`` subresource (PUT, PATCH) is
+  validated as ValidateResourceClaimStatusUpdate does (reservedFor complete, unique by uid, at
+  most 256, only with an allocation, none added while the claim is being deleted; an allocation
+  immutable once set, naming the claim's requests); ``reservedFor`` merges by uid in a
+  strategic merge patch.
+- Finalizers: deleting an object (other than a pod) that has some only sets its
+  deletionTimestamp; an update removing the last one deletes it.
 
 Fault injection for tests: :meth:`LocalApiServer.fail_next` (N requests answer an error
 code, optionally with a ``Retry-After`` header), :meth:`~LocalApiServer.delay_next` (N requests
@@ -97,6 +106,7 @@ from kubesched.cluster.resources import (
     status_body,
 )
 from kubesched.errors import FieldError
+from kubesched.objects.devices import DRA_PARSERS
 from kubesched.objects.parse import PARSERS
 
 log = logging.getLogger(__name__)
@@ -112,7 +122,9 @@ DEFAULT_TOLERATION_SECONDS = 300
 # Strategic merge patch: the merge key of the lists kubesched's objects carry (patchMergeKey).
 MERGE_KEYS = {"conditions": "type", "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
               "volumes": "name", "env": "name", "ports": "containerPort", "volumeMounts": "mountPath",
-              "ownerReferences": "uid", "addresses": "type", "imagePullSecrets": "name"}
+              "ownerReferences": "uid", "addresses": "type", "imagePullSecrets": "name",
+              "reservedFor": "uid"}
+RESERVED_FOR_MAX_SIZE = 256  # resource.ResourceClaimReservedForMaxSize
 
 
 class ApiStatusError(Exception):
@@ -383,6 +395,8 @@ class ApiStore:
                 meta.pop(k, None)
             if plural == "pods":
                 self._admit_pod(obj)
+            elif plural == "resourceclaims":
+                obj.pop("status", None)  # resourceclaimStrategy.PrepareForCreate: the status is the scheduler's
             elif plural == "namespaces":
                 meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
                 obj.setdefault("spec", {"finalizers": ["kubernetes"]})
@@ -393,10 +407,11 @@ class ApiStore:
     def _validate(self, r: ApiResource, obj: Json) -> None:
         """The typed objects' parsers as validation (422 Invalid with the field path)."""
         entry = PARSERS.get(r.kind)
-        if entry is None:
+        parse = entry[1] if entry is not None else DRA_PARSERS.get(r.kind)
+        if parse is None:
             return
         try:
-            entry[1](obj)
+            parse(obj)
         except FieldError as e:
             raise ApiStatusError(422, f'{r.kind} "{obj["metadata"].get("name", "")}" is invalid: {e}', "Invalid",
                                  name=obj["metadata"].get("name", ""), kind=r.plural) from None
@@ -473,6 +488,11 @@ class ApiStore:
         if subresource == "status":
             out = copy.deepcopy(cur)
             out["status"] = copy.deepcopy(new.get("status") or {})
+            if r.plural == "resourceclaims":
+                _validate_claim_status(out, cur)
+                for key in ("reservedFor", "allocation", "devices"):
+                    if not out["status"].get(key):
+                        out["status"].pop(key, None)  # omitempty: an empty list is not written
         elif subresource:
             raise ApiStatusError(404, f"the server could not find the requested resource ({subresource})", "NotFound")
         else:
@@ -493,7 +513,21 @@ class ApiStore:
                         raise ApiStatusError(422, f'Pod "{meta["name"]}" is invalid: spec.{k}: Forbidden: '
                                                   "pod updates may not change fields other than mutable ones",
                                              "Invalid")
+            elif r.plural == "resourceclaims":
+                # resourceclaimStrategy: the spec is immutable, the status is written through
+                # the status subresource only.
+                if out.get("spec") != cur.get("spec"):
+                    raise ApiStatusError(422, f'ResourceClaim.resource.k8s.io "{meta["name"]}" is invalid: spec: '
+                                              "Invalid value: field is immutable", "Invalid")
+                if "status" in cur:
+                    out["status"] = copy.deepcopy(cur["status"])
+                else:
+                    out.pop("status", None)
             self._validate(r, out)
+            if out["metadata"].get("deletionTimestamp") and not out["metadata"].get("finalizers") \
+                    and r.plural != "pods":
+                # The last finalizer of an object being deleted is gone: the object goes.
+                return self._commit(r, DELETED, out, cur)
         return self._commit(r, MODIFIED, out, cur)
 
     def patch(self, plural: str, namespace: str, name: str, patch: Any, patch_type: str,
@@ -544,6 +578,15 @@ class ApiStore:
                     remaining = int(meta.get("deletionGracePeriodSeconds", 0))
                     if grace >= remaining:
                         return copy.deepcopy(cur)
+            elif meta.get("finalizers"):
+                # Finalizers: the object is only marked as being deleted; it goes once an
+                # update removes the last one.
+                if meta.get("deletionTimestamp") is not None:
+                    return copy.deepcopy(cur)
+                out = copy.deepcopy(cur)
+                out["metadata"]["deletionTimestamp"] = self._now()
+                out["metadata"]["deletionGracePeriodSeconds"] = 0
+                return copy.deepcopy(self._commit(r, MODIFIED, out, cur))
             if grace <= 0:
                 return copy.deepcopy(self._remove(r, cur))
             out = copy.deepcopy(cur)
@@ -615,6 +658,61 @@ class ApiStore:
                                    "lastTransitionTime": now})
             out["status"]["conditions"] = conditions
             self._commit(r, MODIFIED, out, cur)
+
+
+def _validate_claim_status(claim: Json, old: Json) -> None:
+    """ValidateResourceClaimStatusUpdate (pkg/apis/resource/validation): reservedFor entries
+    complete and unique by uid (at most 256), only with an allocation, none added while the
+    claim is being deleted; an allocation is immutable once set, its results must name the
+    claim's requests and a device."""
+    name = claim["metadata"]["name"]
+    status, old_status = claim.get("status") or {}, old.get("status") or {}
+
+    def invalid(path: str, why: str) -> ApiStatusError:
+        return ApiStatusError(422, f'ResourceClaim.resource.k8s.io "{name}" is invalid: {path}: {why}', "Invalid",
+                              name=name, kind="resourceclaims")
+
+    reserved = status.get("reservedFor") or []
+    if not isinstance(reserved, list):
+        raise invalid("status.reservedFor", "Invalid value: must be a list")
+    if len(reserved) > RESERVED_FOR_MAX_SIZE:
+        raise invalid("status.reservedFor", f"Too many: {len(reserved)}: must have at most {RESERVED_FOR_MAX_SIZE} "
+                                            "items")
+    uids: set[str] = set()
+    for i, ref in enumerate(reserved):
+        for key in ("resource", "name", "uid"):
+            if not isinstance(ref, dict) or not ref.get(key):
+                raise invalid(f"status.reservedFor[{i}].{key}", "Required value")
+        if ref["uid"] in uids:
+            raise invalid(f"status.reservedFor[{i}]", f'Duplicate value: "{ref["uid"]}"')
+        uids.add(ref["uid"])
+    allocation = status.get("allocation")
+    if reserved and not allocation:
+        raise invalid("status.reservedFor", "Forbidden: may not be specified when `allocated` is not set")
+    if reserved and claim["metadata"].get("deletionTimestamp"):
+        before = {r.get("uid") for r in old_status.get("reservedFor") or [] if isinstance(r, dict)}
+        if uids - before:
+            raise invalid("status.reservedFor", "Forbidden: new entries may not be added while `deallocationRequested` "
+                                                "or `deletionTimestamp` are set")
+    if old_status.get("allocation") and allocation:
+        if allocation != old_status["allocation"]:
+            raise invalid("status.allocation", "Invalid value: field is immutable")
+    elif allocation:
+        requests = {}
+        for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+            subs = {s.get("name") for s in req.get("firstAvailable") or [] if isinstance(s, dict)}
+            requests[req.get("name")] = subs
+        results = ((allocation.get("devices") or {}).get("results")) or []
+        for i, res in enumerate(results):
+            path = f"status.allocation.devices.results[{i}]"
+            for key in ("request", "driver", "pool", "device"):
+                if not isinstance(res, dict) or not res.get(key):
+                    raise invalid(f"{path}.{key}", "Required value")
+            req_name, _, sub = str(res["request"]).partition("/")
+            if req_name not in requests or (sub and sub not in requests[req_name]) or (not sub and requests[req_name]):
+                raise invalid(f"{path}.request", f'Invalid value: "{res["request"]}": must be the name of a request '
+                                                 "in the claim or the name of a request and its subrequest separated "
+                                                 "by '/'")
 
 
 # ================================================================ merge patches

@@ -35,10 +35,12 @@ from .kube_discovery import discovery_server
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 
-# kube-scheduler v1.30's bootstrap ClusterRoles system:kube-scheduler and system:volume-scheduler, as
+# kube-scheduler's bootstrap ClusterRoles system:kube-scheduler and system:volume-scheduler, as
 # data: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go (ClusterRoles(), as rendered in
-# bootstrappolicy/testdata/cluster-roles.yaml; no feature-gated rules — DynamicResourceAllocation is
-# off by default). tests/test_security_defaults.py checks deploy/'s effective grants against them too.
+# bootstrappolicy/testdata/cluster-roles.yaml): v1.30's rules, plus the resource.k8s.io rules
+# v1.36 adds with its default gates (DynamicResourceAllocation, DRAExtendedResource,
+# DRAResourceClaimGranularStatusAuthorization on; DRADeviceTaintRules, GenericWorkload off).
+# tests/test_security_defaults.py checks deploy/'s effective grants against them too.
 SYSTEM_KUBE_SCHEDULER = yaml.safe_load("""
 - apiGroups: ["", events.k8s.io]
   resources: [events]
@@ -95,6 +97,27 @@ SYSTEM_KUBE_SCHEDULER = yaml.safe_load("""
 - apiGroups: [storage.k8s.io]
   resources: [csistoragecapacities]
   verbs: [get, list, watch]
+- apiGroups: [resource.k8s.io]
+  resources: [deviceclasses]
+  verbs: [get, list, watch]
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaims]
+  verbs: [get, list, watch, update, patch]
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaims/status]
+  verbs: [get, list, watch, update, patch]
+- apiGroups: [""]
+  resources: [pods/finalizers]
+  verbs: [update]
+- apiGroups: [resource.k8s.io]
+  resources: [resourceslices]
+  verbs: [get, list, watch]
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaims]
+  verbs: [create, delete]
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaims/binding]
+  verbs: [update, patch]
 """)
 SYSTEM_VOLUME_SCHEDULER = yaml.safe_load("""
 - apiGroups: [""]
@@ -358,6 +381,9 @@ def test_the_call_table_lists_and_watches_every_informed_resource_cluster_wide()
         ("create", "pods/binding", ""), ("patch", "pods/status", ""), ("delete", "pods", ""),
         ("create", "events", "events.k8s.io"), ("patch", "events", "events.k8s.io"),  # series
         ("update", "persistentvolumes", ""), ("update", "persistentvolumeclaims", ""),  # VolumeBinding PreBind
+        # DynamicResources: bindClaim, PostFilter, Unreserve
+        ("get", "resourceclaims", "resource.k8s.io"), ("update", "resourceclaims", "resource.k8s.io"),
+        ("update", "resourceclaims/status", "resource.k8s.io"), ("patch", "resourceclaims/status", "resource.k8s.io"),
         ("get", "leases", "coordination.k8s.io"), ("create", "leases", "coordination.k8s.io"),
         ("update", "leases", "coordination.k8s.io"),
     }

@@ -285,26 +285,45 @@ class DynamicResources:
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Allocations in flight are dropped; a claim PreBind already reserved for the pod (a
+        later PreBind or the bind failed) gets the pod out of its reservedFor again (an error
+        is left for the pod's next attempt, as upstream logs it)."""
         s = state.get(_STATE_KEY)
         if s is None:
             return
         for i in s.to_allocate:
             self.pending.pop(s.claims[i].uid, None)
+        for claim in s.claims:
+            if claim.allocation is not None and any(r.uid == pod.uid for r in claim.reserved_for):
+                rest = tuple(r for r in claim.reserved_for if r.uid != pod.uid)
+                try:
+                    self.handle.update_resource_claim(dataclasses.replace(claim, reserved_for=rest))
+                except ApiError:
+                    pass
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """bindClaim for each claim: its allocation (from Reserve) and the pod in reservedFor."""
+        """bindClaim for each claim not reserved for the pod yet: its allocation (from
+        Reserve) and the pod in reservedFor. The allocation stays in flight until the write is
+        done (then the claim's own allocation holds its devices), and the written claim
+        replaces the one in the cycle state, for Unreserve."""
         s = state.get(_STATE_KEY)
         if s is None or not s.claims:
             return None
         consumer = ConsumerRef("pods", pod.name, pod.uid)
         for i, claim in enumerate(s.claims):
-            alloc = self.pending.pop(claim.uid, None) if i in s.to_allocate else claim.allocation
-            reserved = claim.reserved_for if any(r.uid == pod.uid for r in claim.reserved_for) else \
-                (*claim.reserved_for, consumer)
+            if any(r.uid == pod.uid for r in claim.reserved_for):
+                continue  # resourceclaim.IsReservedForPod
+            allocating = i in s.to_allocate
+            alloc = self.pending.get(claim.uid) if allocating else claim.allocation
+            updated = dataclasses.replace(claim, allocation=alloc, reserved_for=(*claim.reserved_for, consumer))
             try:
-                self.handle.update_resource_claim(dataclasses.replace(claim, allocation=alloc, reserved_for=reserved))
+                self.handle.update_resource_claim(updated)
             except ApiError as e:
-                return Status.as_error(f"binding claim {claim.key}: {e}")
+                return Status.as_error(str(e))
+            finally:
+                if allocating:
+                    self.pending.pop(claim.uid, None)
+            s.claims[i] = self.handle.objects.resource_claim(claim.namespace, claim.name) or updated
         return None
 
     def node_verdict(self, state: CycleState, pod: Pod, node: Node) -> NodeVerdict | None:
