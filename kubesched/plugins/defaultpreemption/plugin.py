@@ -43,8 +43,12 @@ import numpy as np
 
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import ConfigError, KubeschedError
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
+    GVK,
     NOMINATING_OVERRIDE,
+    ActionType,
+    ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
@@ -54,6 +58,7 @@ from kubesched.framework import (
     NominatingInfo,
     PodInfo,
     PostFilterResult,
+    QueueingHint,
     Status,
 )
 from kubesched.framework.interfaces import IntArray
@@ -287,8 +292,20 @@ class DefaultPreemption:
         self._usage_cache = UsageCache()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Without async preemption (v1.30) PreEnqueue never rejects, so no event concerns it.
-        return []
+        """DefaultPreemption.EventsToRegister: with SchedulerAsyncPreemption, Pod/Delete with
+        a hint that always Skips (the pods its PreEnqueue holds back while their preemption
+        runs are requeued by the plugins that rejected them). Without async preemption
+        (v1.30) PreEnqueue never rejects, so no event concerns it; kubesched also registers
+        nothing without queueing hints (v1.30's list)."""
+        features = self.handle.features if self.handle is not None else DEFAULT_FEATURES
+        if not features.enabled("SchedulerQueueingHints") or not features.enabled("SchedulerAsyncPreemption"):
+            return []
+        return [ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE),
+                                     self.is_pod_schedulable_after_pod_deletion)]
+
+    def is_pod_schedulable_after_pod_deletion(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isPodSchedulableAfterPodDeletion: always Skip."""
+        return QueueingHint.QUEUE_SKIP
 
     # ---- PostFilter
     def post_filter(self, state: CycleState, pod: Pod, statuses: dict[str, Status]

@@ -19,6 +19,7 @@ from builders import make_node, make_pod, obj
 
 from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import ApiError, ConfigError
@@ -904,7 +905,7 @@ def test_factory_and_registration_shape() -> None:
     env = make_env([node("n1")])
     assert NAME == "DefaultPreemption"
     assert env.pl.name == NAME
-    assert env.pl.events_to_register() == []
+    assert defaultpreemption.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30)).events_to_register() == []
     assert env.pl.args == DefaultPreemptionArgs()
 
 
