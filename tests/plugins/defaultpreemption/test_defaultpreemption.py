@@ -19,10 +19,10 @@ from builders import make_node, make_pod, obj
 
 from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
-from kubesched.features import FEATURES_1_30
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import ApiError, ConfigError
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import (
     NOMINATING_OVERRIDE,
     Code,

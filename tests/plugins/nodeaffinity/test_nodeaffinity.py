@@ -11,9 +11,9 @@ import pytest
 from builders import make_node, make_pod
 
 from kubesched._runtime.handle import FrameworkHandle
-from kubesched.features import FEATURES_1_30
 from kubesched.config.args import NodeAffinityArgs
 from kubesched.errors import ConfigError
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import (
     GVK,
     MAX_NODE_SCORE,

@@ -205,7 +205,7 @@ def _cap(cpu: str, mem: str, eph: str, a: str | None = None, pods: str | None = 
     return node(res)
 
 
-FULL = {"cpu": "2m", "memory": "2", "ephemeral_storage": "2", "ext": {A: 2}}
+FULL: dict[str, Any] = {"cpu": "2m", "memory": "2", "ephemeral_storage": "2", "ext": {A: 2}}
 INCREASED = [
     ("no requested resources never count", pod(), _cap("1", "1", "1", "1", "1"), _cap("2", "2", "2", "2", "1"),
      None, False),
