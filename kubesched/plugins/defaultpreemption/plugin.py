@@ -304,12 +304,20 @@ class DefaultPreemption:
             self.pre_enqueue = self._pre_enqueue
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        if self._async:
-            # A pod held by PreEnqueue may be let in after some pod's deletion; the hint is Skip
-            # (the other rejectors decide), see isPodSchedulableAfterPodDeletion.
-            return [ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE), _skip_after_pod_deletion)]
-        # Without async preemption (v1.30) PreEnqueue never rejects, so no event concerns it.
-        return []
+        """DefaultPreemption.EventsToRegister: with SchedulerAsyncPreemption, Pod/Delete with
+        a hint that always Skips (the pods its PreEnqueue holds back while their preemption
+        runs are requeued by the plugins that rejected them). Without async preemption
+        (v1.30) PreEnqueue never rejects, so no event concerns it; kubesched also registers
+        nothing without queueing hints (v1.30's list)."""
+        features = self.handle.features if self.handle is not None else DEFAULT_FEATURES
+        if not features.enabled("SchedulerQueueingHints") or not self._async:
+            return []
+        return [ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE),
+                                     self.is_pod_schedulable_after_pod_deletion)]
+
+    def is_pod_schedulable_after_pod_deletion(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isPodSchedulableAfterPodDeletion: always Skip."""
+        return QueueingHint.QUEUE_SKIP
 
     # ---- PreEnqueue (async preemption)
     def _pre_enqueue(self, pod: Pod) -> Status | None:
@@ -843,12 +851,6 @@ class DefaultPreemption:
                 self.handle.activate([pod])
 
         self.handle.run_async(run)
-
-
-def _skip_after_pod_deletion(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-    """isPodSchedulableAfterPodDeletion: always Skip; the plugins whose failure the
-    preemption resolves decide when the pod is retried."""
-    return QueueingHint.QUEUE_SKIP
 
 
 # ----------------------------------------------------------------------------- fast path

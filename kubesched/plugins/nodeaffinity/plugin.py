@@ -17,6 +17,7 @@ import numpy as np
 
 from kubesched.config.args import NodeAffinityArgs
 from kubesched.errors import ConfigError
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
     MAX_NODE_SCORE,
@@ -30,14 +31,16 @@ from kubesched.framework import (
     NodeTable,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
-from kubesched.objects import NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+from kubesched.objects import Node, NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from kubesched.plugins.helpers.nodeaffinity import (
     RequiredNodeAffinity,
     aggregate_error_message,
+    node_selector_matches,
     node_selector_matches_labels,
     term_matches,
     term_parse_errors,
@@ -174,6 +177,30 @@ def _row_results(table: NodeTable) -> _RowResults:
     return idx
 
 
+def required_match_or_error(required: RequiredNodeAffinity, node: Node) -> bool | None:
+    """RequiredNodeAffinity.Match with its error: the nodeSelector, then the terms of the
+    required affinity (a LazyErrorNodeSelector); None when no term matched and some term has
+    parse errors (Match then returns them), which a queueing hint answers with Queue."""
+    labels, name = node.meta.labels, node.meta.name
+    if required.label_selector:
+        for k, v in required.label_selector.items():
+            if labels.get(k) != v:
+                return False
+    selector = required.node_selector
+    if selector is None:
+        return True
+    has_errors = False
+    for term in selector.terms:
+        if term.is_empty():
+            continue
+        if term_parse_errors(term):
+            has_errors = True
+            continue
+        if term_matches(term, labels, name):
+            return True
+    return None if has_errors else False
+
+
 def _required_key(required: RequiredNodeAffinity) -> Hashable:
     sel = required.label_selector
     return "required", tuple(sorted(sel.items())) if sel else None, required.node_selector
@@ -184,6 +211,8 @@ class NodeAffinity:
 
     def __init__(self, handle: Handle | None = None, args: NodeAffinityArgs | None = None) -> None:
         self.handle = handle
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._queueing_hints = features.enabled("SchedulerQueueingHints")
         args = args or NodeAffinityArgs()
         self.added_node_selector: NodeSelector | None = None
         self.added_pref_terms: tuple[WeightedTerm, ...] | None = None
@@ -204,7 +233,35 @@ class NodeAffinity:
                 self.added_pref_terms = terms
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        """NodeAffinity.EventsToRegister: any Node Add/Update without queueing hints (v1.30);
+        with them (1.36, no preCheck) Node Add | UpdateNodeLabel, hinted."""
+        if not self._queueing_hints:
+            return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                                     self.is_schedulable_after_node_change)]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: Skip when the new node fails addedAffinity or the
+        pod's required affinity; an added matching node Queues; an update Queues only when
+        the node did not match before (unmatched -> matched). A parse error: Queue."""
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE
+        if self.added_node_selector is not None and not node_selector_matches(self.added_node_selector, new):
+            return QueueingHint.QUEUE_SKIP
+        required = RequiredNodeAffinity(pod)
+        matched = required_match_or_error(required, new)
+        if matched is None:
+            return QueueingHint.QUEUE
+        if not matched:
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        was_matched = required_match_or_error(required, old)
+        if was_matched is None:
+            return QueueingHint.QUEUE
+        if was_matched:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     # ---- PreFilter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
     ActionType,
@@ -22,10 +23,11 @@ from kubesched.framework import (
     Handle,
     NodeInfo,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
-from kubesched.objects import Pod
+from kubesched.objects import Node, Pod
 
 NAME = "NodeDeclaredFeatures"
 ERR_REASON = "node(s) didn't match Pod's required features"
@@ -54,15 +56,20 @@ def _restarts_all(rules: Any) -> bool:
                                            for r in rules)
 
 
+def declared_feature_list(node: Node) -> tuple[str, ...]:
+    """The node's status.declaredFeatures, in order (absent or not a list: empty)."""
+    status = node.raw.get("status")
+    declared = status.get("declaredFeatures") if isinstance(status, Mapping) else None
+    if not isinstance(declared, list):
+        return ()
+    return tuple(f for f in declared if isinstance(f, str))
+
+
 def declared_features(node_info: NodeInfo) -> frozenset[str]:
     node = node_info.node
     if node is None:
         return frozenset()
-    status = node.raw.get("status")
-    declared = status.get("declaredFeatures") if isinstance(status, Mapping) else None
-    if not isinstance(declared, list):
-        return frozenset()
-    return frozenset(f for f in declared if isinstance(f, str))
+    return frozenset(declared_feature_list(node))
 
 
 class NodeDeclaredFeatures:
@@ -70,11 +77,47 @@ class NodeDeclaredFeatures:
 
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._queueing_hints = features.enabled("SchedulerQueueingHints")
+        self._enabled = features.enabled("NodeDeclaredFeatures")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Node Add / UpdateNodeDeclaredFeature; the pod's own update when its needs change.
-        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
-                ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.UPDATE))]
+        """NodeDeclaredFeatures.EventsToRegister: Node Add | UpdateNodeDeclaredFeature and
+        the pod's own update when its needs change, both hinted; nothing when the plugin is
+        disabled (its gate off). Without queueing hints the registration kubesched always
+        had: any Node Add/Update and Pod/Update, unhinted."""
+        if not self._queueing_hints:
+            return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
+                    ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.UPDATE))]
+        if not self._enabled:
+            return []
+        return [
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_DECLARED_FEATURE),
+                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.UPDATE), self.is_schedulable_after_pod_update),
+        ]
+
+    def is_schedulable_after_pod_update(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodUpdate: only the rejected pod's own update, and only when the
+        features inferred from its spec changed."""
+        if not isinstance(new, Pod) or (old is not None and not isinstance(old, Pod)):
+            return QueueingHint.QUEUE
+        if pod.uid != new.uid:
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE  # upstream reads the old spec: an update always has one
+        if required_features(new) == required_features(old):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: an added node, or a change of the node's
+        status.declaredFeatures (slices.Equal: order counts), Queues."""
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE
+        if old is not None and declared_feature_list(old) == declared_feature_list(new):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         needed = required_features(pod)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
     ActionType,
@@ -35,9 +36,16 @@ class NodeName:
 
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._queueing_hints = features.enabled("SchedulerQueueingHints")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        """NodeName.EventsToRegister: only a new node can be the named one. Without queueing
+        hints (v1.30) any Node Add/Update; with them (1.36, no preCheck) Node/Add, unhinted
+        (always Queue)."""
+        if not self._queueing_hints:
+            return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD))]
 
     def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
         """Filter reads only the node's name: node-only for preemption's fast path."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
     ActionType,
@@ -16,10 +17,12 @@ from kubesched.framework import (
     ClusterEventWithHint,
     CycleState,
     Handle,
+    HostPortInfo,
     NodeInfo,
     NodeTable,
     PreFilterExtensions,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
@@ -75,13 +78,40 @@ class NodePorts:
 
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._queueing_hints = features.enabled("SchedulerQueueingHints")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """NodePorts.EventsToRegister: a deleted pod may free the ports (ports are immutable,
+        so pod updates never do); a new node is always worth a try. Without queueing hints
+        (v1.30) any Node Add/Update; with them (1.36, no preCheck) Node/Add only, unhinted
+        (always Queue), and Pod/Delete hinted."""
+        if not self._queueing_hints:
+            return [
+                ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
+                ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
+            ]
         return [
-            # A deleted pod may free the ports.
-            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
-            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD)),
         ]
+
+    def is_schedulable_after_pod_deleted(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodDeleted: only a bound (or nominated) pod holding a host port
+        that conflicts with one the pod wants can make room."""
+        if not isinstance(old, Pod):
+            return QueueingHint.QUEUE
+        if not old.node_name and not old.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        ports = get_container_ports(old)
+        if not ports:
+            return QueueingHint.QUEUE_SKIP
+        in_use = HostPortInfo()
+        for ip, protocol, port in ports:
+            in_use.add(ip, protocol, port)
+        if not any(in_use.check_conflict(ip, protocol, port) for ip, protocol, port in get_container_ports(pod)):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     # ---- PreFilter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:

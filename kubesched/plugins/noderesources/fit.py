@@ -3,12 +3,12 @@ nodes are scored by a resource strategy (PreScore/Score): LeastAllocated (defaul
 MostAllocated or RequestedToCapacityRatio.
 
 Mirrors noderesources/fit.go (PreFilter, Filter, fitsRequest, Fits, PreScore, Score,
-EventsToRegister) with the scorers of resource_allocation.go.
+EventsToRegister and its queueing hints) with the scorers of resource_allocation.go.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,11 +34,14 @@ from kubesched.framework import (
     NodeInfo,
     NodeTable,
     PreFilterResult,
+    QueueingHint,
+    Resource,
     StateKey,
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
-from kubesched.objects import Pod
+from kubesched.objects import Node, Pod
+from kubesched.objects.devices import DeviceClass
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
 from kubesched.plugins.helpers.resourcefit import PODS, ResourceFit
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION
@@ -110,10 +113,12 @@ def _is_ignored(name: str, ignored: Collection[str], ignored_groups: Collection[
 
 
 def fits_request(req: PodResourceRequest, node_info: NodeInfo, ignored: Collection[str] = (),
-                 ignored_groups: Collection[str] = ()) -> list[InsufficientResource]:
+                 ignored_groups: Collection[str] = (), *,
+                 delegated: Callable[[str], bool] | None = None) -> list[InsufficientResource]:
     """fitsRequest: every insufficient resource, in the order pods, cpu, memory,
     ephemeral-storage, then scalar resources in the pod's request order (Go iterates a map
-    here, so upstream's order among scalars is unspecified)."""
+    here, so upstream's order among scalars is unspecified). ``delegated(name)``: 1.36's
+    shouldDelegateResourceToDRA, a scalar resource left to DynamicResources (not checked)."""
     out: list[InsufficientResource] = []
     alloc = node_info.allocatable
     used = node_info.requested
@@ -132,6 +137,8 @@ def fits_request(req: PodResourceRequest, node_info: NodeInfo, ignored: Collecti
     for name, q in req.scalar:
         if q == 0 or _is_ignored(name, ignored, ignored_groups):
             continue
+        if delegated is not None and delegated(name):
+            continue
         a = alloc.scalar.get(name, 0)
         u = used.scalar.get(name, 0)
         if q > a - u:
@@ -144,6 +151,96 @@ def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Collection[str] = (),
     """Fits: does the node have room for the pod? (Used by the queue's pre-check, which
     passes no ignored resources.) Empty list = fits."""
     return fits_request(PodResourceRequest.of(pod), node_info, ignored_resources, ignored_resource_groups)
+
+
+# ----------------------------------------------------------------------------- queueing hints
+# resourceapi.ResourceDeviceClassPrefix: the implicit extended resource name of a DeviceClass.
+RESOURCE_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def dra_extended_resource_names(classes: Collection[DeviceClass]) -> frozenset[str]:
+    """The names the ExtendedResourceCache maps to a DeviceClass (GetDeviceClass != nil):
+    every class's implicit ``deviceclass.resource.kubernetes.io/<name>`` and its explicit
+    spec.extendedResourceName. (Which class wins a clash does not matter here: only whether
+    one exists is asked.)"""
+    names: set[str] = set()
+    for c in classes:
+        names.add(RESOURCE_DEVICE_CLASS_PREFIX + c.name)
+        if c.extended_resource_name:
+            names.add(c.extended_resource_name)
+    return frozenset(names)
+
+
+def should_delegate_resource_to_dra(name: str, allocatable: Resource | None, dra_names: frozenset[str] | None) -> bool:
+    """shouldDelegateResourceToDRA with DRAExtendedResource on (``dra_names`` None: no DRA
+    manager, or the gate off): not a device-plugin resource of the node (allocatable > 0),
+    and some DeviceClass provides it."""
+    if allocatable is not None and allocatable.scalar.get(name, 0) > 0:
+        return False
+    return dra_names is not None and name in dra_names
+
+
+def is_fit(pod: Pod, node: Node | None, dra_names: frozenset[str] | None = None) -> bool:
+    """isFit: Fits on a NodeInfo holding only ``node`` (no pods); False without a node."""
+    if node is None:
+        return False
+    ni = NodeInfo(node)
+    alloc = ni.allocatable
+    return not fits_request(PodResourceRequest.of(pod), ni,
+                            delegated=lambda n: should_delegate_resource_to_dra(n, alloc, dra_names))
+
+
+def have_any_requested_resources_increased(pod: Pod, original: Node, modified: Node,
+                                           dra_names: frozenset[str] | None = None) -> bool:
+    """haveAnyRequestedResourcesIncreased: more allowed pods, or more allocatable of a
+    resource the pod requests, or (DRAExtendedResource) a requested scalar now left to DRA."""
+    req = PodResourceRequest.of(pod)
+    old = Resource.from_list(original.allocatable)
+    new = Resource.from_list(modified.allocatable)
+    if new.allowed_pod_number > old.allowed_pod_number:
+        return True
+    if req.is_empty():
+        return False
+    if ((req.milli_cpu > 0 and new.milli_cpu > old.milli_cpu)
+            or (req.memory > 0 and new.memory > old.memory)
+            or (req.ephemeral_storage > 0 and new.ephemeral_storage > old.ephemeral_storage)):
+        return True
+    for name, q in req.scalar:
+        if q == 0:
+            continue
+        if new.scalar.get(name, 0) > old.scalar.get(name, 0):
+            return True
+        if should_delegate_resource_to_dra(name, new, dra_names):
+            return True
+    return False
+
+
+def is_schedulable_after_pod_scale_down(target: Pod, original: Pod, modified: Pod) -> bool:
+    """Fit.isSchedulableAfterPodScaleDown: the target pod itself scaled down, or a bound
+    pod's request of a resource the target requests got smaller (SetMaxResource of each
+    side's PodRequests). kubesched reads requests from the spec: status.containerStatuses'
+    actuated resources (UseStatusResources) are not modelled, as everywhere else."""
+    if modified.uid == target.uid:
+        return True
+    if not modified.node_name:
+        return False
+    old = Resource.from_list(original.requests)
+    new = Resource.from_list(modified.requests)
+    for name, v in target.requests.items():
+        if v == 0:
+            continue
+        if name == "cpu":
+            if old.milli_cpu > new.milli_cpu:
+                return True
+        elif name == "memory":
+            if old.memory > new.memory:
+                return True
+        elif name == "ephemeral-storage":
+            if old.ephemeral_storage > new.ephemeral_storage:
+                return True
+        elif is_scalar_resource_name(name) and old.scalar.get(name, 0) > new.scalar.get(name, 0):
+            return True
+    return False
 
 
 # ----------------------------------------------------------------------------- args
@@ -212,13 +309,93 @@ class Fit:
         self._resource_fits: dict[PodResourceRequest, ResourceFit] = {}
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._oversize_unresolvable = features.enabled("UnresolvableOversize")
+        self._queueing_hints = features.enabled("SchedulerQueueingHints")
+        self._in_place_scaling = features.enabled("InPlacePodVerticalScaling")
+        self._dra_extended_resource = features.enabled("DRAExtendedResource")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Pod/Update only with InPlacePodVerticalScaling (off in v1.30).
-        return [
-            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
-            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
+        """Fit.EventsToRegister. Without queueing hints (v1.30): Pod/Delete and any Node
+        Add/Update. With them (1.36): Pod/Delete (| UpdatePodScaleDown with
+        InPlacePodVerticalScaling), Node Add | UpdateNodeAllocatable (no preCheck, so no
+        label/taint bits) and, with DRAExtendedResource, DeviceClass Add | Update."""
+        if not self._queueing_hints:
+            return [
+                ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
+                ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE)),
+            ]
+        pod_action = ActionType.DELETE
+        if self._in_place_scaling:
+            pod_action |= ActionType.UPDATE_POD_SCALE_DOWN
+        events = [
+            ClusterEventWithHint(ClusterEvent(GVK.POD, pod_action), self.is_schedulable_after_pod_event),
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                                 self.is_schedulable_after_node_change),
         ]
+        if self._dra_extended_resource:
+            events.append(ClusterEventWithHint(ClusterEvent(GVK.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                                               self.is_schedulable_after_device_class_event))
+        return events
+
+    # ---- queueing hints (fit.go)
+    def is_schedulable_after_pod_event(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodEvent: a deleted pod that was bound or nominated may free
+        room; an update (UpdatePodScaleDown) only with InPlacePodVerticalScaling, when
+        isSchedulableAfterPodScaleDown says so. Objects that are not pods: Queue (error)."""
+        if not _pods_or_none(old, new) or (old is None and new is None):
+            return QueueingHint.QUEUE
+        if new is None:
+            assert isinstance(old, Pod)
+            if not old.node_name and not old.nominated_node_name:
+                return QueueingHint.QUEUE_SKIP
+            return QueueingHint.QUEUE
+        if not self._in_place_scaling:
+            return QueueingHint.QUEUE_SKIP
+        assert isinstance(new, Pod)
+        if not isinstance(old, Pod):
+            return QueueingHint.QUEUE  # an update always has its old pod
+        if not is_schedulable_after_pod_scale_down(pod, old, new):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def _dra_names(self) -> frozenset[str] | None:
+        """The DeviceClass-backed extended resource names (the SharedDRAManager's
+        DeviceClassResolver), only with DRAExtendedResource."""
+        if not self._dra_extended_resource or self.handle is None:
+            return None
+        return dra_extended_resource_names(tuple(self.handle.objects.device_classes().values()))
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: Skip unless the pod fits the (new) node alone; a
+        fitting added node Queues; an update Queues only when a requested resource (or the
+        pod count) grew, or a requested scalar is now DRA's (DRAExtendedResource)."""
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE
+        dra_names = self._dra_names()
+        if not is_fit(pod, new, dra_names):
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if not have_any_requested_resources_increased(pod, old, new, dra_names):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_device_class_event(self, pod: Pod, old: object | None,
+                                                new: object | None) -> QueueingHint:
+        """isSchedulableAfterDeviceClassEvent: an update that keeps the extended resource
+        name is Skipped; an added class Queues when the pod requests its implicit
+        ``deviceclass.resource.kubernetes.io/<name>``; either Queues when the pod requests the
+        class's (new) extendedResourceName."""
+        if not isinstance(new, DeviceClass) or (old is not None and not isinstance(old, DeviceClass)):
+            return QueueingHint.QUEUE
+        requests = pod.requests
+        if old is not None:
+            if old.extended_resource_name == new.extended_resource_name:
+                return QueueingHint.QUEUE_SKIP
+        elif RESOURCE_DEVICE_CLASS_PREFIX + new.name in requests:
+            return QueueingHint.QUEUE
+        if new.extended_resource_name and new.extended_resource_name in requests:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # ---- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
@@ -371,6 +548,11 @@ class Fit:
         sel = RowSelection(table, rows)
         vectors = table_vectors(table, sel, self.resources, self._pod_requests(state, pod), False)
         return sel.result(self.scorer.score_arrays(vectors, sel.size))
+
+
+def _pods_or_none(*objs: object | None) -> bool:
+    """schedutil.As[*v1.Pod]: every object is a Pod or absent."""
+    return all(o is None or isinstance(o, Pod) for o in objs)
 
 
 def new_fit(args: object, handle: Handle) -> Fit:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
     ActionType,
@@ -17,10 +18,11 @@ from kubesched.framework import (
     Handle,
     NodeInfo,
     NodeTable,
+    QueueingHint,
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
-from kubesched.objects import Pod, Taint, tolerations_tolerate_taint
+from kubesched.objects import Node, Pod, Taint, tolerations_tolerate_taint
 from kubesched.objects.model import NO_SCHEDULE
 
 NAME = "NodeUnschedulable"
@@ -41,9 +43,42 @@ class NodeUnschedulable:
 
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._queueing_hints = features.enabled("SchedulerQueueingHints")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        """NodeUnschedulable.EventsToRegister: any Node Add/Update without queueing hints
+        (v1.30); with them (1.36) Node Add | UpdateNodeTaint (a spec.unschedulable flip is
+        one) and the pod's own UpdatePodToleration, both hinted."""
+        if not self._queueing_hints:
+            return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        return [
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.UPDATE_POD_TOLERATION),
+                                 self.is_schedulable_after_pod_toleration_change),
+        ]
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: object | None,
+                                                   new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodTolerationChange: Queue when the rejected pod itself now
+        tolerates the unschedulable taint (a toleration can only be added, and the pod was
+        rejected, so it did not tolerate it before); any other update: Skip."""
+        if not isinstance(new, Pod) or (old is not None and not isinstance(old, Pod)):
+            return QueueingHint.QUEUE
+        if pod.uid == new.uid and tolerates_unschedulable(new):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: Queue for a schedulable node added, or a node going
+        from unschedulable to schedulable."""
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE
+        if (old is not None and old.unschedulable and not new.unschedulable) or (
+                old is None and not new.unschedulable):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:
         """Filter reads only the Node (spec.unschedulable): node-only for preemption's fast path."""

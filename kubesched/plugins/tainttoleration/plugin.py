@@ -22,6 +22,7 @@ from kubesched.framework import (
     NodeInfo,
     NodeScore,
     NodeTable,
+    QueueingHint,
     StateKey,
     Status,
 )
@@ -80,9 +81,43 @@ class TaintToleration:
         self.handle = handle
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._generic_reason = features.enabled("GenericTaintReason")
+        self._queueing_hints = features.enabled("SchedulerQueueingHints")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        """TaintToleration.EventsToRegister: any Node Add/Update without queueing hints
+        (v1.30); with them (1.36) Node Add | UpdateNodeTaint and the pod's own
+        UpdatePodToleration, both hinted."""
+        if not self._queueing_hints:
+            return [ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        return [
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.UPDATE_POD_TOLERATION),
+                                 self.is_schedulable_after_pod_toleration_change),
+        ]
+
+    # ---- queueing hints
+    def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: Queue only when the node goes from having an
+        untolerated NoSchedule/NoExecute taint (an added node counts as having had one) to
+        having none."""
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE
+        was_untolerated = old is None or find_untolerated_taint(old.taints, pod.tolerations) is not None
+        is_untolerated = find_untolerated_taint(new.taints, pod.tolerations) is not None
+        if was_untolerated and not is_untolerated:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: object | None,
+                                                   new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodTolerationChange: the rejected pod's own toleration update
+        Queues; another pod's never helps."""
+        if not isinstance(new, Pod) or (old is not None and not isinstance(old, Pod)):
+            return QueueingHint.QUEUE
+        if pod.uid == new.uid:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # ---- Filter
     def preemption_fast_path(self, state: CycleState, pod: Pod) -> bool:

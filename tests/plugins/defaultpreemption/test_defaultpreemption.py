@@ -958,6 +958,7 @@ def test_factory_and_registration_shape() -> None:
     (reg,) = env.pl.events_to_register()
     assert reg.event == ClusterEvent(GVK.POD, ActionType.DELETE)
     assert reg.hint is not None and reg.hint(pod("p", HIGH), pod("v", LOW), None) == QueueingHint.QUEUE_SKIP
+    assert defaultpreemption.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30)).events_to_register() == []
     assert env.pl.args == DefaultPreemptionArgs()
 
 

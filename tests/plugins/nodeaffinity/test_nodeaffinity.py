@@ -13,6 +13,7 @@ from builders import make_node, make_pod
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched.config.args import NodeAffinityArgs
 from kubesched.errors import ConfigError
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import (
     GVK,
     MAX_NODE_SCORE,
@@ -381,7 +382,7 @@ def test_wrong_args_type_is_a_config_error() -> None:
 
 
 def test_plugin_shape() -> None:
-    pl = nodeaffinity.new(None, FrameworkHandle.for_nodes([]))
+    pl = nodeaffinity.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30))
     assert isinstance(pl, NodeAffinity)
     assert pl.name == NAME == "NodeAffinity"
     assert isinstance(pl, PreFilterPlugin) and isinstance(pl, ScorePlugin)

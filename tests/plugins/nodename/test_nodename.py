@@ -9,6 +9,7 @@ import pytest
 from builders import make_node, make_pod
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import GVK, ActionType, Code, CycleState
 from kubesched.objects import Pod
 from kubesched.plugins import nodename
@@ -83,7 +84,7 @@ def test_filter_batch_ignores_a_removed_node_with_the_same_name() -> None:
 
 
 def test_plugin_shape() -> None:
-    pl = nodename.new(None, FrameworkHandle.for_nodes([]))
+    pl = nodename.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30))
     assert pl.name == NAME == "NodeName"
     [ev] = pl.events_to_register()
     assert (ev.event.resource, ev.event.action_type) == (GVK.NODE, ActionType.ADD | ActionType.UPDATE)

@@ -230,7 +230,7 @@ def test_filter_batch_equals_filter(seed: int) -> None:
 
 
 def test_plugin_shape() -> None:
-    pl = nodeports.new(None, FrameworkHandle.for_nodes([]))
+    pl = nodeports.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30))
     assert pl.name == NAME == "NodePorts"
     assert isinstance(pl, PreFilterPlugin)
     assert pl.pre_filter_extensions() is None

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from kubesched._runtime.handle import FrameworkHandle
 from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.errors import PluginError
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import GVK, ActionType, Code, CycleState
 from kubesched.objects import Pod
 from kubesched.plugins.noderesources import FIT_NAME, Fit, InsufficientResource, fits, new_fit
@@ -218,8 +220,8 @@ def test_filter_without_prefilter_state_is_an_error_status() -> None:
         Fit(None, h).filter_batch(CycleState(), empty_pod(), h.snapshot.table, rows_of([ni]))
 
 
-def test_events_to_register_are_pod_delete_and_node_add_or_update() -> None:
-    events = [e.event for e in Fit().events_to_register()]
+def test_v1_30_events_to_register_are_pod_delete_and_node_add_or_update() -> None:
+    events = [e.event for e in Fit(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30)).events_to_register()]
     assert [(e.resource, e.action_type) for e in events] == [
         (GVK.POD, ActionType.DELETE), (GVK.NODE, ActionType.ADD | ActionType.UPDATE)]
 

@@ -9,6 +9,7 @@ import pytest
 from builders import make_node, make_pod
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import GVK, ActionType, Code, CycleState
 from kubesched.objects import Node, Pod
 from kubesched.plugins import nodeunschedulable
@@ -109,7 +110,7 @@ def test_filter_batch_on_a_subset_of_rows_after_a_node_update() -> None:
 
 
 def test_plugin_shape() -> None:
-    pl = nodeunschedulable.new(None, FrameworkHandle.for_nodes([]))
+    pl = nodeunschedulable.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30))
     assert pl.name == NAME == "NodeUnschedulable"
     [ev] = pl.events_to_register()
     assert ev.event.resource == GVK.NODE

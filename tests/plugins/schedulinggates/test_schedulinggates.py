@@ -6,6 +6,7 @@ import pytest
 from builders import make_pod
 
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import FEATURES_1_30
 from kubesched.framework import Code, PreEnqueuePlugin
 from kubesched.objects import Pod
 from kubesched.plugins import schedulinggates
@@ -46,8 +47,8 @@ def test_pre_enqueue(pod: Pod, want: str | None) -> None:
         assert got.reasons == (want,)
 
 
-def test_plugin_shape_registers_no_event() -> None:
-    pl = schedulinggates.new(None, FrameworkHandle.for_nodes([]))
+def test_plugin_shape_registers_no_event_in_v1_30() -> None:
+    pl = schedulinggates.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30))
     assert pl.name == NAME == "SchedulingGates"
     assert isinstance(pl, PreEnqueuePlugin)
     assert pl.events_to_register() == []

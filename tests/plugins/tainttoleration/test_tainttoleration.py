@@ -245,7 +245,7 @@ def test_batch_follows_taint_updates() -> None:
 
 
 def test_plugin_shape() -> None:
-    pl = tainttoleration.new(None, FrameworkHandle.for_nodes([]))
+    pl = tainttoleration.new(None, FrameworkHandle.for_nodes([], features=FEATURES_1_30))
     assert pl.name == NAME == "TaintToleration"
     [ev] = pl.events_to_register()
     assert (ev.event.resource, ev.event.action_type) == (GVK.NODE, ActionType.ADD | ActionType.UPDATE)
