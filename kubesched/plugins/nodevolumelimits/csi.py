@@ -168,7 +168,8 @@ class CSILimits:
                     # Upstream: "converting volume(...) from inline to csi" error => Queue.
                     return QueueingHint.QUEUE
                 if translated is None:
-                    return QueueingHint.QUEUE
+                    # A translation without a CSI source matches no attacher.
+                    continue
                 driver = translated[0]
             if driver == attacher:
                 return QueueingHint.QUEUE
