@@ -25,7 +25,7 @@ Mirrors framework/plugins/dynamicresources/dynamicresources.go (v1.36):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +44,7 @@ from kubesched.framework import (
     NodeTable,
     PostFilterResult,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
@@ -63,6 +64,7 @@ from kubesched.plugins.dynamicresources.allocator import (
     DeviceID,
     allocated_devices,
 )
+from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
 from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
 
@@ -106,6 +108,15 @@ def _unschedulable(reason: str) -> Status:
     return Status.unresolvable(reason)
 
 
+def _claim_status(claim: ResourceClaim) -> tuple[object, ...]:
+    """A ResourceClaim's status as the claim hint compares it (apiequality.Semantic.DeepEqual
+    of .status): the allocation and reservedFor kubesched models, plus the manifest's
+    status.devices it does not."""
+    raw_status = claim.raw.get("status")
+    devices = raw_status.get("devices") if isinstance(raw_status, Mapping) else None
+    return claim.allocation, claim.reserved_for, devices or []
+
+
 class DynamicResources:
     name = NAME
 
@@ -116,11 +127,62 @@ class DynamicResources:
         self.pending: dict[str, AllocationResult] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Claims, slices and classes appear or change; a node may bring devices.
-        return [ClusterEventWithHint(ClusterEvent(RESOURCE_CLAIMS, ActionType.ADD | ActionType.UPDATE)),
-                ClusterEventWithHint(ClusterEvent(RESOURCE_SLICES, ActionType.ALL)),
-                ClusterEventWithHint(ClusterEvent(DEVICE_CLASSES, ActionType.ADD | ActionType.UPDATE)),
-                ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        features = self.handle.features
+        if not features.enabled("SchedulerQueueingHints"):
+            # Claims, slices and classes appear or change; a node may bring devices.
+            return [ClusterEventWithHint(ClusterEvent(RESOURCE_CLAIMS, ActionType.ADD | ActionType.UPDATE)),
+                    ClusterEventWithHint(ClusterEvent(RESOURCE_SLICES, ActionType.ALL)),
+                    ClusterEventWithHint(ClusterEvent(DEVICE_CLASSES, ActionType.ADD | ActionType.UPDATE)),
+                    ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE))]
+        if not features.enabled("DynamicResourceAllocation"):
+            # New returns a disabled plugin that registers nothing.
+            return []
+        # 1.36 EventsToRegister with SchedulerQueueingHints (no preCheck, so no UpdateNodeTaint).
+        return [
+            # Node labels (topology) and allocatable may matter.
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                                              | ActionType.UPDATE_NODE_ALLOCATABLE)),
+            # Allocation is tracked in the claims.
+            ClusterEventWithHint(ClusterEvent(GVK.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                                 self.is_schedulable_after_claim_change),
+            # The generated claim's name added to the pod's status.
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                                 self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent(GVK.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
+        ]
+
+    # ---- queueing hints
+    def is_schedulable_after_claim_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterClaimChange: while the pod still waits for one of its claims, no;
+        else a deallocated claim (devices freed), or one of the pod's claims created or with
+        a changed status."""
+        original, modified_or_none = as_objects(ResourceClaim, old, new)
+        modified = present(modified_or_none, "ResourceClaim")
+        claims, err = self._pod_claims(pod)
+        if err:
+            # foreachPodResourceClaim fails only for "not schedulable" reasons.
+            return QueueingHint.QUEUE_SKIP
+        if original is not None and original.allocation is not None and modified.allocation is None:
+            return QueueingHint.QUEUE
+        if not any(c.uid == modified.uid for c in claims):
+            return QueueingHint.QUEUE_SKIP
+        if original is None:
+            return QueueingHint.QUEUE
+        # Only a status change matters (in practice the other updates add a finalizer).
+        if _claim_status(original) == _claim_status(modified):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodChange: the pod itself got the names of its generated claims,
+        and every claim it needs now exists."""
+        _, modified_or_none = as_objects(Pod, None, new)
+        modified = present(modified_or_none, "pod")
+        if pod.uid != modified.uid:
+            return QueueingHint.QUEUE_SKIP
+        _, err = self._pod_claims(modified)
+        return QueueingHint.QUEUE_SKIP if err else QueueingHint.QUEUE
 
     # ---- the pod's claims (foreachPodResourceClaim, resourceclaim.Name / IsForPod)
     def _pod_claims(self, pod: Pod) -> tuple[list[ResourceClaim], str | None]:

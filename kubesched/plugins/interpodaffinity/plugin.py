@@ -20,6 +20,7 @@ from kubesched.framework import (
     GVK,
     SKIP,
     ActionType,
+    AffinityTerm,
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
@@ -29,11 +30,13 @@ from kubesched.framework import (
     NodeTable,
     PodInfo,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
-from kubesched.objects import Pod
+from kubesched.objects import Node, Pod
+from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.interpodaffinity.common import (
     NAME,
     WITH_AFFINITY,
@@ -105,6 +108,14 @@ def validate_args(args: InterPodAffinityArgs) -> None:
                           f"{MAX_HARD_POD_AFFINITY_WEIGHT}]", field="hardPodAffinityWeight")
 
 
+def _matches_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
+    """filtering.go podMatchesAllAffinityTerms: no term matches nothing; the incoming pod's
+    namespace selector was merged into its namespaces, so no namespace labels are passed."""
+    if not terms:
+        return False
+    return all(t.matches(pod, None) for t in terms)
+
+
 class InterPodAffinity:
     name = NAME
 
@@ -115,16 +126,94 @@ class InterPodAffinity:
         # Per incoming-pod identity, the count / score maps kept up to date across cycles.
         self._aggregates = AggregateCache()
         self._label_keys = LabelKeys()
+        self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self._queueing_hints:
+            return [
+                # A pod added, updated or deleted may satisfy or stop violating a term.
+                ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.ALL)),
+                # A new node or new labels may match a topology; the taint bit is what
+                # buildQueueingHintMap adds for every Node/Add registration.
+                ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                                                  | ActionType.UPDATE_NODE_TAINT)),
+            ]
+        # 1.36 EventsToRegister with enableSchedulingQueueHint: an assigned pod added, relabelled
+        # or deleted; a node added or relabelled (no preCheck, so no UpdateNodeTaint).
         return [
-            # A pod added, updated or deleted may satisfy or stop violating a term.
-            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.ALL)),
-            # A new node or new labels may match a topology; the taint bit is what
-            # buildQueueingHintMap adds for every Node/Add registration.
-            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
-                                              | ActionType.UPDATE_NODE_TAINT)),
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                                 self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                                 self.is_schedulable_after_node_change),
         ]
+
+    # ------------------------------------------------------------------ queueing hints
+    def is_schedulable_after_pod_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodChange. Terms are matched as podMatchesAllAffinityTerms does:
+        namespaces listed (or the pod's own), the namespace selector against no labels."""
+        original, modified = as_objects(Pod, old, new)
+        if modified is not None and original is not None and pod.uid == modified.uid:
+            # The only update of the pod itself registered is UpdatePodLabel: another pod's
+            # anti-affinity may no longer match it.
+            return QueueingHint.QUEUE
+        # An unscheduled pod (neither bound nor nominated) affects no placement; a change of
+        # node or nomination comes as an Add/Delete.
+        if ((modified is not None and not modified.node_name and not modified.nominated_node_name)
+                or (original is not None and not original.node_name and not original.nominated_node_name)):
+            return QueueingHint.QUEUE_SKIP
+        info = PodInfo(pod)
+        terms = info.required_affinity_terms
+        anti_terms = info.required_anti_affinity_terms
+        # One existing pod must satisfy all affinity terms at once, so the terms are not
+        # looked at one by one.
+        if modified is not None and original is not None:
+            if not _matches_all(terms, original) and _matches_all(terms, modified):
+                return QueueingHint.QUEUE
+            if _matches_all(anti_terms, original) and not _matches_all(anti_terms, modified):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if modified is not None:
+            # Added: it may satisfy the pod's affinity.
+            return QueueingHint.QUEUE if _matches_all(terms, modified) else QueueingHint.QUEUE_SKIP
+        deleted = present(original, "deleted pod")
+        # Deleted: it may have been what the pod's anti-affinity, or its own anti-affinity
+        # against the pod, rejected.
+        if _matches_all(anti_terms, deleted):
+            return QueueingHint.QUEUE
+        if _matches_all(PodInfo(deleted).required_anti_affinity_terms, pod):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: a node added or relabelled so that it gains (affinity)
+        or loses (anti-affinity) a term's topology key, or moves to another domain of it."""
+        original, modified_or_none = as_objects(Node, old, new)
+        modified = present(modified_or_none, "node")
+        info = PodInfo(pod)
+        for term in info.required_affinity_terms:
+            key = term.topology_key
+            if original is None:
+                if key in modified.labels:
+                    return QueueingHint.QUEUE
+                continue
+            had, has = key in original.labels, key in modified.labels
+            if not had and has:
+                return QueueingHint.QUEUE
+            if had and has and original.labels[key] != modified.labels[key]:
+                return QueueingHint.QUEUE
+        for term in info.required_anti_affinity_terms:
+            if original is None:
+                # A new node may be outside every topology of the pods the pod hates; which
+                # pods are in its domain is not this hint's business.
+                return QueueingHint.QUEUE
+            key = term.topology_key
+            had, has = key in original.labels, key in modified.labels
+            # Gaining the key never helps: a node without it always accepts the pod.
+            if had and not has:
+                return QueueingHint.QUEUE
+            if had and has and original.labels[key] != modified.labels[key]:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def _nodes(self, state: CycleState) -> NodeSet:
         nodes = state.get(_NODES_KEY)

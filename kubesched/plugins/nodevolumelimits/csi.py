@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from typing import Protocol, runtime_checkable
 
 from kubesched.framework import (
     GVK,
@@ -22,10 +23,16 @@ from kubesched.framework import (
     Handle,
     NodeInfo,
     PreFilterResult,
+    QueueingHint,
     Status,
 )
 from kubesched.objects import CSINode, PersistentVolumeClaim, Pod, Volume
+from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.volumes import (
+    AWS_EBS_PLUGIN,
+    AZURE_DISK_PLUGIN,
+    CINDER_PLUGIN,
+    GCE_PD_PLUGIN,
     TranslationError,
     csi_attach_limit_key,
     inline_plugin,
@@ -58,23 +65,125 @@ def get_volume_limits(node_info: NodeInfo, csinode: CSINode | None, *, from_node
     return limits
 
 
+@runtime_checkable
+class VolumeAttachment(Protocol):
+    """What the VolumeAttachment hint reads of a storage.k8s.io/v1 VolumeAttachment: its
+    ``spec.attacher`` (the CSI driver). kubesched loads no VolumeAttachment objects yet (the
+    loader skips the kind); any object with this attribute is one."""
+
+    @property
+    def attacher(self) -> str: ...
+
+
+# The in-tree plugins whose inline translation kubesched carries out (translate_inline_volume,
+# which may fail on a malformed source); the others' translators cannot fail and name their
+# CSI driver.
+_TRANSLATED_INLINE = frozenset((AWS_EBS_PLUGIN, GCE_PD_PLUGIN, CINDER_PLUGIN, AZURE_DISK_PLUGIN))
+
+
+def _csi_allocatable_counts(csinode: CSINode) -> dict[str, int]:
+    """Driver -> allocatable.count, 0 when unset (isSchedulableAfterCSINodeUpdated)."""
+    return {d.name: d.allocatable_count or 0 for d in csinode.drivers}
+
+
 class CSILimits:
     name = CSI_NAME
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
         self._limits_from_node = not handle.features.enabled("CSILimitsFromCSINodeOnly")
         # Unbound claims are keyed with a random prefix so they never collide with a real
         # volume handle (randomVolumeIDPrefix).
         self.random_volume_id_prefix = uuid.uuid4().hex
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self._queueing_hints:
+            return [
+                # Any new CSINode may make pods rejected for CSI volumes schedulable.
+                ClusterEventWithHint(ClusterEvent(GVK.CSI_NODE, ActionType.ADD)),
+                ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
+                ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)),
+            ]
+        # 1.36 EventsToRegister: a new CSINode always (no hint), a raised driver limit, a pod
+        # with attachable volumes deleted, the pod's claim created, an attachment released.
         return [
-            # Any new CSINode may make pods rejected for CSI volumes schedulable.
             ClusterEventWithHint(ClusterEvent(GVK.CSI_NODE, ActionType.ADD)),
-            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
-            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)),
+            ClusterEventWithHint(ClusterEvent(GVK.CSI_NODE, ActionType.UPDATE), self.is_schedulable_after_csi_node_updated),
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                                 self.is_schedulable_after_pvc_added),
+            ClusterEventWithHint(ClusterEvent(GVK.VOLUME_ATTACHMENT, ActionType.DELETE),
+                                 self.is_schedulable_after_volume_attachment_deleted),
         ]
+
+    # ---- queueing hints
+    def is_schedulable_after_pod_deleted(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodDeleted: an assigned (or nominated) pod with a claim, a generic
+        ephemeral volume or a migratable inline volume."""
+        deleted_or_none, _ = as_objects(Pod, old, new)
+        deleted = present(deleted_or_none, "deleted pod")
+        if not deleted.volumes:
+            return QueueingHint.QUEUE_SKIP
+        if not deleted.node_name and not deleted.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        for v in deleted.volumes:
+            if v.kind in ("persistentVolumeClaim", "ephemeral") or inline_plugin(v) is not None:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pvc_added(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPVCAdded: the claim of one of the pod's persistentVolumeClaim or
+        generic ephemeral volumes, in its namespace."""
+        _, added = as_objects(PersistentVolumeClaim, old, new)
+        pvc = present(added, "PersistentVolumeClaim")
+        if pvc.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        for v in pod.volumes:
+            claim = pod_volume_claim(pod, v)
+            if claim is not None and claim[0] == pvc.name:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_volume_attachment_deleted(self, pod: Pod, old: object | None,
+                                                       new: object | None) -> QueueingHint:
+        """isSchedulableAfterVolumeAttachmentDeleted: the pod has a persistentVolumeClaim
+        volume, or a migratable inline volume whose CSI driver is the attachment's attacher."""
+        if new is not None and not isinstance(new, VolumeAttachment):
+            raise TypeError(f"expected a VolumeAttachment, but got {type(new).__name__}")
+        if not isinstance(old, VolumeAttachment):
+            raise TypeError(f"expected a deleted VolumeAttachment, but got {type(old).__name__}")
+        attacher = old.attacher
+        for v in pod.volumes:
+            if v.kind == "persistentVolumeClaim":
+                return QueueingHint.QUEUE
+            plugin = inline_plugin(v)
+            if plugin is None:
+                continue
+            driver = plugin.csi_driver
+            if plugin.name in _TRANSLATED_INLINE:
+                try:
+                    translated = translate_inline_volume(v)
+                except TranslationError:
+                    # Upstream: "converting volume(...) from inline to csi" error => Queue.
+                    return QueueingHint.QUEUE
+                if translated is None:
+                    # A translation without a CSI source matches no attacher.
+                    continue
+                driver = translated[0]
+            if driver == attacher:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_csi_node_updated(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterCSINodeUpdated: some driver's allocatable count grew (a driver
+        new to the CSINode counts as growing from 0)."""
+        original, modified = as_objects(CSINode, old, new)
+        old_limits = _csi_allocatable_counts(present(original, "old CSINode"))
+        for name, limit in _csi_allocatable_counts(present(modified, "CSINode")).items():
+            if limit > old_limits.get(name, 0):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # ---- PreFilter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:

@@ -30,12 +30,14 @@ from kubesched.framework import (
     NodeTable,
     PodInfo,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.framework.nodetable import RowNodes
-from kubesched.objects import Pod, TopologySpreadConstraint
+from kubesched.objects import Node, Pod, TopologySpreadConstraint
+from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.podtopologyspread import filtering, scoring
 from kubesched.plugins.podtopologyspread._index import pod_counts, topology_index
 from kubesched.plugins.podtopologyspread.common import (
@@ -45,6 +47,7 @@ from kubesched.plugins.podtopologyspread.common import (
     Constraint,
     build_default_constraints,
     filter_constraints,
+    node_has_keys,
 )
 
 NAME = "PodTopologySpread"
@@ -64,6 +67,21 @@ def _not_found(key: StateKey[filtering.PreFilterState] | StateKey[scoring.PreSco
     return f'reading "{key.name}" from cycleState: not found'
 
 
+def _involved_in_spreading(incoming: Pod, pod_with_spreading: Pod) -> bool:
+    """involvedInTopologySpreading: the pod itself, or an assigned (or nominated) pod of its
+    namespace."""
+    if incoming.uid == pod_with_spreading.uid:
+        return True
+    if not incoming.node_name and not incoming.nominated_node_name:
+        return False
+    return incoming.namespace == pod_with_spreading.namespace
+
+
+def _labels_match_constraints(constraints: Sequence[Constraint], pod: Pod) -> bool:
+    """podLabelsMatchSpreadConstraints: some constraint's selector matches the pod's labels."""
+    return any(c.selector.matches(pod.labels) for c in constraints)
+
+
 class PodTopologySpread:
     name = NAME
 
@@ -73,6 +91,7 @@ class PodTopologySpread:
         self.handle = handle
         # 1.36 counts matching pods per constraint, v1.30 per topology key (filtering.count_keys).
         self._per_constraint = handle.features.enabled("PerConstraintSpreadCounts")
+        self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
         self.system_defaulted = a.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints: tuple[TopologySpreadConstraint, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(a.default_constraints))
@@ -80,11 +99,69 @@ class PodTopologySpread:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod/All: an added, updated or deleted pod changes the counts. Node add/delete and
         label/taint updates change domains and inclusion."""
+        if not self._queueing_hints:
+            return [
+                ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.ALL)),
+                ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.DELETE
+                                                  | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)),
+            ]
+        # 1.36 EventsToRegister with enableSchedulingQueueHint: UpdatePodToleration too, for a
+        # pod whose NodeTaintsPolicy:Honor constraint may now count a tainted node in.
         return [
-            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.ALL)),
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL
+                                              | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE),
+                                 self.is_schedulable_after_pod_change),
             ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.DELETE
-                                              | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)),
+                                              | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+                                 self.is_schedulable_after_node_change),
         ]
+
+    # ---- queueing hints
+    def is_schedulable_after_pod_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodChange: the pod's own toleration change (with a Honor taints
+        policy), or an assigned pod of its namespace whose labels start or stop matching a
+        DoNotSchedule constraint's selector."""
+        original, modified = as_objects(Pod, old, new)
+        if ((modified is not None and not _involved_in_spreading(modified, pod))
+                or (original is not None and not _involved_in_spreading(original, pod))):
+            return QueueingHint.QUEUE_SKIP
+        constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        if modified is not None and original is not None:
+            if (pod.uid == modified.uid and modified.tolerations != original.tolerations
+                    and any(c.honor_taints for c in constraints)):
+                return QueueingHint.QUEUE
+            if dict(modified.labels) == dict(original.labels):
+                return QueueingHint.QUEUE_SKIP
+            for c in constraints:
+                if c.selector.matches(original.labels) != c.selector.matches(modified.labels):
+                    return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if modified is not None:
+            return QueueingHint.QUEUE if _labels_match_constraints(constraints, modified) else QueueingHint.QUEUE_SKIP
+        deleted = present(original, "deleted pod")
+        return QueueingHint.QUEUE if _labels_match_constraints(constraints, deleted) else QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: a node having every constraint's topology key added
+        or deleted, gaining or losing one of them, or (still having them all) changing a key's
+        value or its taints."""
+        original, modified = as_objects(Node, old, new)
+        constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        keys = [c.topology_key for c in constraints]
+        original_matching = original is not None and node_has_keys(original.labels, keys)
+        modified_matching = modified is not None and node_has_keys(modified.labels, keys)
+        if original is not None and modified is not None:
+            if original_matching != modified_matching:
+                return QueueingHint.QUEUE
+            if modified_matching and (
+                    any(original.labels.get(k, "") != modified.labels.get(k, "") for k in keys)
+                    or original.taints != modified.taints):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if modified is not None:
+            return QueueingHint.QUEUE if modified_matching else QueueingHint.QUEUE_SKIP
+        present(original, "node")
+        return QueueingHint.QUEUE if original_matching else QueueingHint.QUEUE_SKIP
 
     # ---- constraints
     def constraints(self, pod: Pod, action: str) -> tuple[Constraint, ...]:

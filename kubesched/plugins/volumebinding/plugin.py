@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from kubesched.config.args import UtilizationShapePoint, VolumeBindingArgs
 from kubesched.errors import ConfigError
@@ -28,12 +29,15 @@ from kubesched.framework import (
     Handle,
     NodeInfo,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
-from kubesched.objects import Pod
+from kubesched.objects import CSIDriver, CSINode, PersistentVolumeClaim, Pod, StorageClass
+from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION, broken_linear, scale_shape
 from kubesched.plugins.helpers.volumes import (
+    ANN_MIGRATED_PLUGINS,
     CLAIM_LOST,
     RESOURCE_PVC,
     go_quote,
@@ -103,12 +107,33 @@ class VolumeCapacityScorer:
         return math.floor(total / len(class_resources) + 0.5)
 
 
+@runtime_checkable
+class StorageCapacity(Protocol):
+    """What the CSIStorageCapacity hint reads of a storage.k8s.io/v1 CSIStorageCapacity
+    (quantities in bytes, None when unset). kubesched loads no CSIStorageCapacity objects
+    yet; any object with these two attributes is one."""
+
+    @property
+    def capacity(self) -> int | None: ...
+
+    @property
+    def maximum_volume_size(self) -> int | None: ...
+
+
+def _volume_limit(cap: StorageCapacity) -> int | None:
+    """binder.go volumeLimit: maximumVolumeSize when set (it is more precise), else capacity."""
+    if cap.maximum_volume_size is not None:
+        return cap.maximum_volume_size
+    return cap.capacity
+
+
 class VolumeBinding:
     name = NAME
 
     def __init__(self, handle: Handle, args: VolumeBindingArgs | None = None, *,
                  enable_volume_capacity_priority: bool = False) -> None:
         self.handle = handle
+        self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
         self.args = args or VolumeBindingArgs()
         if self.args.bind_timeout_seconds < 0:
             raise ConfigError(f"Invalid value: {self.args.bind_timeout_seconds}: invalid BindTimeoutSeconds, "
@@ -120,21 +145,102 @@ class VolumeBinding:
             self.scorer = VolumeCapacityScorer(self.args.shape or DEFAULT_SHAPE)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self._queueing_hints:
+            return [
+                # A missing or mis-configured class (allowedTopologies, volumeBindingMode).
+                ClusterEventWithHint(ClusterEvent(GVK.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+                # Claims and volumes get bound.
+                ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+                ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
+                # Node labels vs allowed topologies / PV node affinity.
+                ClusterEventWithHint(ClusterEvent(
+                    GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)),
+                # In-tree PVs are translated to CSI using the CSINode.
+                ClusterEventWithHint(ClusterEvent(GVK.CSI_NODE, ActionType.ADD | ActionType.UPDATE)),
+                # Storage capacity tracking.
+                ClusterEventWithHint(ClusterEvent(GVK.CSI_DRIVER, ActionType.ADD | ActionType.UPDATE)),
+                ClusterEventWithHint(ClusterEvent(GVK.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE)),
+            ]
+        # 1.36 EventsToRegister with SchedulerQueueingHints: no preCheck, so no
+        # UpdateNodeTaint; CSIDriver updates only (storage capacity switched off).
         return [
-            # A missing or mis-configured class (allowedTopologies, volumeBindingMode).
-            ClusterEventWithHint(ClusterEvent(GVK.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE)),
-            # Claims and volumes get bound.
-            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                                 self.is_schedulable_after_storage_class_change),
+            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                                 self.is_schedulable_after_persistent_volume_claim_change),
             ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
-            # Node labels vs allowed topologies / PV node affinity.
-            ClusterEventWithHint(ClusterEvent(
-                GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)),
-            # In-tree PVs are translated to CSI using the CSINode.
-            ClusterEventWithHint(ClusterEvent(GVK.CSI_NODE, ActionType.ADD | ActionType.UPDATE)),
-            # Storage capacity tracking.
-            ClusterEventWithHint(ClusterEvent(GVK.CSI_DRIVER, ActionType.ADD | ActionType.UPDATE)),
-            ClusterEventWithHint(ClusterEvent(GVK.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(ClusterEvent(GVK.CSI_NODE, ActionType.ADD | ActionType.UPDATE),
+                                 self.is_schedulable_after_csi_node_change),
+            ClusterEventWithHint(ClusterEvent(GVK.CSI_DRIVER, ActionType.UPDATE),
+                                 self.is_schedulable_after_csi_driver_change),
+            ClusterEventWithHint(ClusterEvent(GVK.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE),
+                                 self.is_schedulable_after_csi_storage_capacity_change),
         ]
+
+    # ---- queueing hints
+    def is_schedulable_after_csi_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterCSINodeChange: a new CSINode, or a change of its migrated-plugins
+        annotation (which in-tree PVs are translated to CSI on the node)."""
+        if old is None:
+            return QueueingHint.QUEUE
+        original, modified = as_objects(CSINode, old, new)
+        before = present(original, "old CSINode").meta.annotations.get(ANN_MIGRATED_PLUGINS, "")
+        after = present(modified, "CSINode").meta.annotations.get(ANN_MIGRATED_PLUGINS, "")
+        return QueueingHint.QUEUE if before != after else QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_persistent_volume_claim_change(self, pod: Pod, old: object | None,
+                                                            new: object | None) -> QueueingHint:
+        """isSchedulableAfterPersistentVolumeClaimChange: any creation or update of a claim the
+        pod uses (by a persistentVolumeClaim or a generic ephemeral volume) in its namespace."""
+        _, modified = as_objects(PersistentVolumeClaim, old, new)
+        pvc = present(modified, "PersistentVolumeClaim")
+        if pod.namespace != pvc.namespace:
+            return QueueingHint.QUEUE_SKIP
+        for v in pod.volumes:
+            claim = pod_volume_claim(pod, v)
+            if claim is not None and claim[0] == pvc.name:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_storage_class_change(self, pod: Pod, old: object | None,
+                                                  new: object | None) -> QueueingHint:
+        """isSchedulableAfterStorageClassChange: any new class; an update only when its
+        allowedTopologies changed (volumeBindingMode is immutable)."""
+        original, modified = as_objects(StorageClass, old, new)
+        if original is None:
+            return QueueingHint.QUEUE
+        if present(modified, "StorageClass").allowed_topologies != original.allowed_topologies:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_csi_storage_capacity_change(self, pod: Pod, old: object | None,
+                                                         new: object | None) -> QueueingHint:
+        """isSchedulableAfterCSIStorageCapacityChange: any new capacity; an update only when
+        its volume limit (volumeLimit: maximumVolumeSize, else capacity) appeared or grew."""
+        if new is not None and not isinstance(new, StorageCapacity):
+            raise TypeError(f"expected a CSIStorageCapacity, but got {type(new).__name__}")
+        if old is None:
+            return QueueingHint.QUEUE
+        if not isinstance(old, StorageCapacity):
+            raise TypeError(f"expected a CSIStorageCapacity, but got {type(old).__name__}")
+        modified = present(new, "CSIStorageCapacity")
+        old_limit, new_limit = _volume_limit(old), _volume_limit(modified)
+        if new_limit is not None and (old_limit is None or new_limit > old_limit):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_csi_driver_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterCSIDriverChange: a driver of one of the pod's inline CSI volumes
+        stopped tracking storage capacity."""
+        original, modified_or_none = as_objects(CSIDriver, old, new)
+        modified = present(modified_or_none, "CSIDriver")
+        for v in pod.volumes:
+            if v.kind != "csi" or v.source.get("driver") != modified.name:
+                continue
+            if present(original, "old CSIDriver").storage_capacity and not modified.storage_capacity:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # ---- PreFilter
     def pod_has_pvcs(self, pod: Pod) -> tuple[bool, str | None]:

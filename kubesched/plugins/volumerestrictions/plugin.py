@@ -21,10 +21,12 @@ from kubesched.framework import (
     NodeInfo,
     PodInfo,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
-from kubesched.objects import Pod, Volume
+from kubesched.objects import PersistentVolumeClaim, Pod, Volume
+from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.volumes import READ_WRITE_ONCE_POD, RESOURCE_PVC, not_found
 
 NAME = "VolumeRestrictions"
@@ -138,18 +140,58 @@ class VolumeRestrictions:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
         self._rwop_reason = (ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136 if handle.features.enabled("VolumeReasons136")
                              else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self._queueing_hints:
+            return [
+                # Deleting a pod may release a conflicting volume.
+                ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
+                # A new node may make the pod schedulable (the framework adds UpdateNodeTaint).
+                ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD)),
+                # The pod may wait for its PVC to exist (its access modes are needed).
+                ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+            ]
+        # 1.36 EventsToRegister with SchedulerQueueingHints: spec.volumes is immutable, so only
+        # pod deletions; every new node (no hint); a claim's creation only.
         return [
-            # Deleting a pod may release a conflicting volume.
-            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE)),
-            # A new node may make the pod schedulable (the framework adds UpdateNodeTaint).
+            ClusterEventWithHint(ClusterEvent(GVK.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD)),
-            # The pod may wait for its PVC to exist (its access modes are needed).
-            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                                 self.is_schedulable_after_persistent_volume_claim_added),
         ]
+
+    # ---- queueing hints
+    def is_schedulable_after_persistent_volume_claim_added(self, pod: Pod, old: object | None,
+                                                           new: object | None) -> QueueingHint:
+        """isSchedulableAfterPersistentVolumeClaimAdded: a claim of the pod's namespace that one
+        of its persistentVolumeClaim volumes names."""
+        _, added = as_objects(PersistentVolumeClaim, old, new)
+        pvc = present(added, "PersistentVolumeClaim")
+        if pvc.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        for v in pod.volumes:
+            if v.kind == "persistentVolumeClaim" and str(v.source.get("claimName") or "") == pvc.name:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pod_deleted(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodDeleted: a pod of the same namespace whose volumes conflicted
+        with the pod's (satisfyVolumeConflicts on a node holding just it), or that used one of
+        the pod's claims (the ReadWriteOncePod access mode is not looked up, as upstream)."""
+        deleted_or_none, _ = as_objects(Pod, old, new)
+        deleted = present(deleted_or_none, "deleted pod")
+        if deleted.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        if not satisfy_volume_conflicts(pod, NodeInfo(None, deleted)):
+            return QueueingHint.QUEUE
+        claims = {str(v.source.get("claimName") or "") for v in pod.volumes if v.kind == "persistentVolumeClaim"}
+        for v in deleted.volumes:
+            if v.kind == "persistentVolumeClaim" and str(v.source.get("claimName") or "") in claims:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # ---- PreFilter
     def _read_write_once_pod_pvcs(self, pod: Pod) -> tuple[frozenset[str], Status | None]:

@@ -18,10 +18,12 @@ from kubesched.framework import (
     Handle,
     NodeInfo,
     PreFilterResult,
+    QueueingHint,
     StateKey,
     Status,
 )
-from kubesched.objects import Pod
+from kubesched.objects import PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
+from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.volumes import (
     LABEL_MULTI_ZONE_DELIMITER,
     LABEL_REGION,
@@ -74,6 +76,22 @@ class PVTopology:
     values: frozenset[str]
 
 
+def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
+    """getPVTopologies: the PV's topology labels in TOPOLOGY_LABELS order; a label that does
+    not parse is ignored (upstream logs "failed to parse PV's topology label")."""
+    out: list[PVTopology] = []
+    labels = pv.meta.labels
+    for key in TOPOLOGY_LABELS:
+        value = labels.get(key)
+        if value is None:
+            continue
+        zones = label_zones_to_set(value)
+        if zones is None:
+            continue
+        out.append(PVTopology(pv.name, key, zones))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class StateData:
     """stateData: never changed after PreFilter (upstream Clone returns itself)."""
@@ -92,19 +110,65 @@ class VolumeZone:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self._queueing_hints:
+            return [
+                # A new WaitForFirstConsumer class may make the pod schedulable (the binding mode
+                # is immutable, so updates are ignored).
+                ClusterEventWithHint(ClusterEvent(GVK.STORAGE_CLASS, ActionType.ADD)),
+                ClusterEventWithHint(ClusterEvent(
+                    GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)),
+                # A new PVC, or one whose volumeName got filled.
+                ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)),
+                # A new PV, or one whose zone labels changed.
+                ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
+            ]
+        # 1.36 EventsToRegister with SchedulerQueueingHints: no preCheck, so no UpdateNodeTaint.
         return [
-            # A new WaitForFirstConsumer class may make the pod schedulable (the binding mode
-            # is immutable, so updates are ignored).
-            ClusterEventWithHint(ClusterEvent(GVK.STORAGE_CLASS, ActionType.ADD)),
-            ClusterEventWithHint(ClusterEvent(
-                GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)),
-            # A new PVC, or one whose volumeName got filled.
-            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE)),
-            # A new PV, or one whose zone labels changed.
-            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(GVK.STORAGE_CLASS, ActionType.ADD),
+                                 self.is_schedulable_after_storage_class_added),
+            ClusterEventWithHint(ClusterEvent(GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                                 self.is_schedulable_after_persistent_volume_claim_change),
+            ClusterEventWithHint(ClusterEvent(GVK.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
+                                 self.is_schedulable_after_persistent_volume_change),
         ]
+
+    # ---- queueing hints
+    def is_schedulable_after_persistent_volume_claim_change(self, pod: Pod, old: object | None,
+                                                            new: object | None) -> QueueingHint:
+        """isSchedulableAfterPersistentVolumeClaimChange / isPVCRequestedFromPod: a claim of the
+        pod's namespace one of its persistentVolumeClaim volumes names."""
+        _, modified = as_objects(PersistentVolumeClaim, old, new)
+        if modified is None or modified.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        for v in pod.volumes:
+            if v.kind == "persistentVolumeClaim" and str(v.source.get("claimName") or "") == modified.name:
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_storage_class_added(self, pod: Pod, old: object | None,
+                                                 new: object | None) -> QueueingHint:
+        """isSchedulableAfterStorageClassAdded: only a WaitForFirstConsumer class (unbound
+        claims of such a class are skipped by PreFilter)."""
+        _, added = as_objects(StorageClass, None, new)
+        sc = present(added, "StorageClass")
+        if sc.volume_binding_mode != WAIT_FOR_FIRST_CONSUMER:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_persistent_volume_change(self, pod: Pod, old: object | None,
+                                                      new: object | None) -> QueueingHint:
+        """isSchedulableAfterPersistentVolumeChange: any new PV; an update only when its
+        topology labels (getPVTopologies; node affinity is immutable) changed."""
+        original, modified = as_objects(PersistentVolume, old, new)
+        if original is None:
+            return QueueingHint.QUEUE
+        if pv_topologies(original) != pv_topologies(present(modified, "PersistentVolume")):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def get_pv_by_pod(self, pod: Pod) -> tuple[tuple[PVTopology, ...], Status | None]:
         """getPVbyPod: the topology labels of the PVs bound to the pod's PVC volumes."""
@@ -136,16 +200,7 @@ class VolumeZone:
             pv = objects.pv(pv_name)
             if pv is None:
                 return (), Status.unresolvable(not_found(RESOURCE_PV, pv_name))
-            labels = pv.meta.labels
-            for key in TOPOLOGY_LABELS:
-                value = labels.get(key)
-                if value is None:
-                    continue
-                zones = label_zones_to_set(value)
-                if zones is None:
-                    # Upstream logs "Failed to parse label, ignoring the label".
-                    continue
-                out.append(PVTopology(pv.name, key, zones))
+            out.extend(pv_topologies(pv))
         return tuple(out), None
 
     # ---- PreFilter

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kubesched.framework import GVK, SKIP, ActionType, Code, CycleState, PodInfo, StateKey, Status
+from kubesched.framework import SKIP, Code, CycleState, PodInfo, StateKey, Status
 from kubesched.objects import Namespace, Node, ObjectMeta, Pod
 from kubesched.plugins.interpodaffinity import NAME, InterPodAffinity, new
 from kubesched.plugins.interpodaffinity.filtering import (
@@ -470,10 +470,8 @@ def test_incoming_affinity_anti_affinity_counts(existing: list[Pod], incoming: P
 
 
 # ------------------------------------------------------------------ plugin surface
-def test_events_to_register() -> None:
+def test_plugin_surface() -> None:
+    # The registered events (both releases) are checked in test_queueing_hints.py.
     pl = new(None, handle_for([], []))
-    events = [(e.event.resource, e.event.action_type) for e in pl.events_to_register()]
-    assert events == [(GVK.POD, ActionType.ALL),
-                      (GVK.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT)]
     assert pl.name == "InterPodAffinity"
     assert pl.pre_filter_extensions() is pl
