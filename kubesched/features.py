@@ -116,6 +116,7 @@ GATES: Mapping[str, tuple[GateRow, ...]] = {
     "DRAConsumableCapacity": _rows(("1.34", False, ALPHA), ("1.36", True, BETA)),
     "DRADeviceTaints": _rows(("1.33", False, ALPHA), ("1.36", True, BETA)),
     "DRADeviceBindingConditions": _rows(("1.34", False, ALPHA), ("1.36", True, BETA)),
+    "DRAResourceClaimDeviceStatus": _rows(("1.32", False, ALPHA), ("1.33", True, BETA)),
     "DRAExtendedResource": _rows(("1.34", False, ALPHA), ("1.36", True, BETA)),
     "DRADeviceTaintRules": _rows(("1.35", False, ALPHA)),
     # --- workloads (alpha in 1.36, off)

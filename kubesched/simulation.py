@@ -87,7 +87,7 @@ def step_to_json(step: Step) -> dict[str, Any]:
 
 def claim_allocations(a: Attempt) -> list[dict[str, Any]]:
     """The devices a scheduled pod's claims hold (DynamicResources), for the trace."""
-    if a.outcome != "Scheduled" or not a.node or a.framework is None or a.state is None or not a.pod.resource_claims:
+    if a.outcome != "Scheduled" or not a.node or a.framework is None or a.state is None:
         return []
     out: list[dict[str, Any]] = []
     for p in a.framework.plugins_at("Reserve"):
