@@ -479,14 +479,17 @@ class DynamicResources:
             except ApiError as e:
                 return Status.as_error(f"binding claim {claim.key}: {e}")
             s.claims[i] = bound
-        if not self._binding_conditions():
-            return None
+        if not self._binding_conditions() or not any(
+                c.allocation is not None and any(r.binding_conditions for r in c.allocation.devices) for c in s.claims):
+            return None  # hasBindingConditions: nothing to wait for
         for claim in s.claims:
             failed = _binding_failure(claim)
             if failed is not None:
                 return Status.as_error(f"device binding failed: claim={claim.name}, reason={failed.reason}, "
                                        f"message={json.dumps(failed.message)}")
-        for claim in s.claims:
+        for i, claim in enumerate(s.claims):
+            if i == s.extended and claim.allocation is None:
+                continue  # served by the node's device plugin
             if not _binding_ready(claim):
                 # PreBind's wait: nothing offline sets the device conditions, so it ends in
                 # the binding timeout.

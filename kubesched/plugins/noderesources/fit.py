@@ -251,6 +251,10 @@ class Fit:
             events.append(ClusterEventWithHint(ClusterEvent(_DEVICE_CLASSES, ActionType.ADD | ActionType.UPDATE)))
         return events
 
+    def dra_delegated_names(self) -> frozenset[str]:
+        """The resource names left to DynamicResources where a node has no allocatable for them."""
+        return dra_extended_resource_names(self.handle) if self._dra_extended else frozenset()
+
     # ---- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         # SidecarContainers is on in v1.30, so restartable init containers are accepted
