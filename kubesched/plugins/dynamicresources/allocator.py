@@ -368,6 +368,10 @@ def _capacity_fits(current: Mapping[str, Fraction] | None, requests: Mapping[str
                    capacity: Mapping[str, DeviceCapacity], allocating: Mapping[str, Fraction] | None) -> bool:
     """CmpRequestOverCapacity: a request naming a capacity the device lacks fails; each
     capacity's consumption must follow its policy and fit with what is consumed already."""
+    if requests is None and not current and not allocating:
+        # Without a request each capacity consumes its default (or its whole value), which
+        # validation keeps within the value and the policy: it fits an unused device.
+        return True
     if requests and any(name not in capacity for name in requests):
         return False
     for name, cap in capacity.items():
