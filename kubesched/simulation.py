@@ -88,8 +88,9 @@ def step_to_json(step: Step) -> dict[str, Any]:
 
 
 def attempt_allocations(a: Attempt) -> list[tuple[str, AllocationResult]]:
-    """(claim key, allocation) of each claim a scheduled pod holds (DynamicResources)."""
-    if a.outcome != "Scheduled" or not a.node or a.framework is None or a.state is None or not a.pod.resource_claims:
+    """(claim key, allocation) of each claim a scheduled pod holds (DynamicResources; also a
+    pod without resourceClaims, whose extended resources a DeviceClass may serve)."""
+    if a.outcome != "Scheduled" or not a.node or a.framework is None or a.state is None:
         return []
     out: list[tuple[str, AllocationResult]] = []
     for p in a.framework.plugins_at("Reserve"):

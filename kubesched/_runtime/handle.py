@@ -96,6 +96,13 @@ class FrameworkHandle:
                            "client")
         setter(claim)
 
+    def delete_resource_claim(self, claim: ResourceClaim) -> None:
+        deleter = getattr(self._objects, "delete_resource_claim", None)
+        if deleter is None:
+            raise ApiError(f"resourceclaims {claim.key}: deleting ResourceClaims is not supported by this cluster "
+                           "client")
+        deleter(claim)
+
     @property
     def snapshot(self) -> Snapshot:
         return self.cache.snapshot

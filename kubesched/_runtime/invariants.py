@@ -133,6 +133,12 @@ class _FitRule:
 
     ignored: frozenset[str]
     ignored_groups: frozenset[str]
+    # The resources the plugin leaves to DynamicResources on nodes without allocatable for them
+    # (DRAExtendedResource): their devices are what the placement takes there.
+    dra_delegated: Callable[[], frozenset[str]] | None = None
+
+    def delegates(self, name: str, allocatable: int) -> bool:
+        return allocatable <= 0 and self.dra_delegated is not None and name in self.dra_delegated()
 
     def checks(self, name: str) -> bool:
         if name == PODS or not is_extended_resource_name(name):
@@ -144,7 +150,8 @@ def _fit_rule(fwk: Framework) -> _FitRule | None:
     for plugin in fwk.plugins_at("Filter"):
         if getattr(plugin, "name", "") == NODE_RESOURCES_FIT:
             return _FitRule(frozenset(getattr(plugin, "ignored_resources", ())),
-                            frozenset(getattr(plugin, "ignored_resource_groups", ())))
+                            frozenset(getattr(plugin, "ignored_resource_groups", ())),
+                            getattr(plugin, "dra_delegated_names", None))
     return None
 
 
@@ -319,7 +326,7 @@ class InvariantChecker:
             return
         rule = self._fit.get(pod.scheduler_name)
         for name in _requested_resources(pod):
-            if rule is None or not rule.checks(name):
+            if rule is None or not rule.checks(name) or rule.delegates(name, ni.allocatable.get(name)):
                 self._exempt.add((host, name))
                 continue
             if (host, name) in self._exempt:

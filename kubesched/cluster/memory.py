@@ -132,6 +132,9 @@ class MemoryObjects:
         """The claim's status written (allocation, reservedFor), or a new claim created."""
         self._claims[(claim.namespace, claim.name)] = claim
 
+    def delete_resource_claim(self, claim: ResourceClaim) -> None:
+        self._claims.pop((claim.namespace, claim.name), None)
+
     # ---- mutation (simulation)
     def set_pod(self, pod: Pod) -> None:
         self._pods[(pod.namespace, pod.name)] = pod

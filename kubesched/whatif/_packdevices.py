@@ -45,7 +45,7 @@ from kubesched.objects.devices import (
     Request,
     ResourceClaim,
 )
-from kubesched.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID, allocated_devices
+from kubesched.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID, allocated_state
 from kubesched.simulation import Simulator
 
 DYNAMIC_RESOURCES = "DynamicResources"
@@ -111,7 +111,7 @@ def _nodes(sim: Simulator) -> list[Node]:
 def _allocator(sim: Simulator) -> Allocator:
     objects = sim.objects
     return Allocator(classes=objects.device_classes(), slices=objects.resource_slices(),
-                     allocated=allocated_devices(objects.resource_claims()))
+                     allocated=allocated_state(objects.resource_claims(), consumable=True))
 
 
 class _Sets:
@@ -127,7 +127,7 @@ class _Sets:
         hit = self._sub.get(k)
         if hit is None:
             hit = self._sub[k] = frozenset(d for d in self.alloc.selectable(node, request)
-                                           if d not in self.alloc.allocated)
+                                           if not self.alloc.allocated.is_allocated(d))
         return hit
 
     def attributes(self, node: Node) -> dict[DeviceID, Mapping[str, AttributeValue]]:
@@ -297,7 +297,7 @@ def device_groups(sim: Simulator, pods: Iterable[Pod], infos: Sequence[NodeInfo]
                 mine[d] = g
         of_device.append(mine)
     return DeviceGroups(np.asarray(node_of, np.int64), np.asarray(room, np.int64), tuple(labels), tuple(of_device),
-                        frozenset(alloc.allocated))
+                        frozenset(d for d in alloc.allocated.devices))
 
 
 def demand(sim: Simulator, pod: Pod, state: CycleState, infos: Sequence[NodeInfo], row: np.ndarray,

@@ -1,48 +1,74 @@
-"""The structured allocator (k8s.io/dynamic-resource-allocation/structured, v1.36's incubating
-variant as the default gates select it): which devices of a node's ResourceSlices satisfy a
-pod's claims.
+"""The structured allocator (k8s.io/dynamic-resource-allocation/structured): which devices of a
+node's ResourceSlices satisfy a pod's claims.
 
-Mirrors GatherPools (slices relevant to the node; pools by (driver, pool) at their newest
-generation, incomplete pools unusable; pools sorted by driver then pool name, slices by name,
-devices in slice order) and Allocator.Allocate / allocateOne: a first-fit depth-first search
-over claims, requests and devices with backtracking, where a request's devices are taken in
-order after the previous one (combinations, no repeats); ``allocationMode: All`` takes every
-matching device; ``firstAvailable`` tries its subrequests in order (the result names
-``<request>/<subrequest>``); constraints (matchAttribute, distinctAttribute) are checked as each
-device is added; devices already allocated (by allocated claims, or claims being allocated in
-flight) are unavailable. A device is selectable when every selector of its class and of the
-request evaluates to true; a CEL runtime error aborts the allocation with upstream's words.
+NewAllocator picks the first variant whose supported features cover the enabled ones; with
+1.36's defaults (DRAConsumableCapacity and DRADeviceBindingConditions on, DRAListTypeAttributes
+off) that is ``internal/incubating``, which this module mirrors:
 
-Not modelled (gates on in 1.36 but absent from the scenarios kubesched is checked against):
-partitionable devices' shared counters, consumable capacity, device taints and binding
-conditions. A slice using them is read, its devices allocated whole.
+- GatherPools (pools_incubating.go): the slices relevant to the node (its own, every slice
+  without a nodeName and every slice with sharedCounters), grouped by (driver, pool) at the
+  newest generation seen; a pool missing slices is re-checked against all slices (obsolete:
+  dropped; still missing some: incomplete); buildPool sorts slices by name, separates the
+  counter-set slices, and marks a pool invalid for duplicate device names, duplicate counter
+  sets or a consumption of an unknown counter set/counter. Pools are sorted by driver then
+  pool name, pools with binding conditions after all others.
+- Allocate / allocateOne: a first-fit depth-first search over claims, requests and devices with
+  backtracking; a request's devices are combinations in pool/slice/device order;
+  ``allocationMode: All`` takes every selectable device (an incomplete or invalid pool is an
+  error); ``firstAvailable`` tries its subrequests in order; a claim exceeding 32 results stops
+  that branch (errAllocationResultMaxSizeExceeded).
+- allocateDevice: a device in use (allocated dedicated, or being allocated for any claim;
+  admin access: for this claim) is skipped; its counters must fit what its pool's counter sets
+  have left (DRAPartitionableDevices); a NoSchedule/NoExecute taint must be tolerated by the
+  request (DRADeviceTaints); the claim's constraints must hold; a device allowing multiple
+  allocations is shared while the capacity requested fits (DRAConsumableCapacity,
+  consumable_capacity.go), each share getting a shareID and its consumedCapacity.
+- createNodeSelector: the node's name when a device is node-local or binds to its node, else
+  the merged requirements of the slices' node selectors, else none.
+
+Upstream quirks kept on purpose (they decide which device wins): counters taken by a device
+that a taint or a constraint then rejects are not given back within that Allocate call, nor
+those of a shared device on backtracking; distinctAttribute remembers one value per request
+(the last device added), not per device.
+
+A device's selector verdicts are memoized across pods (devices are immutable: a changed slice
+is new objects), and the pools of a node across pods while the cluster's slices are the same
+objects.
 """
 
 from __future__ import annotations
 
+import uuid
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 from kubesched.objects import Node
 from kubesched.objects.cel import AttributeValue, CelRuntimeError, DeviceView
 from kubesched.objects.devices import (
     ALLOCATION_MODE_ALL,
+    TAINT_EFFECT_NO_EXECUTE,
+    TAINT_EFFECT_NO_SCHEDULE,
     AllocationResult,
-    ClaimSpec,
-    Device,
+    DeviceCapacity,
     DeviceClass,
     DeviceResult,
     Request,
     ResourceClaim,
     ResourceSlice,
 )
+from kubesched.objects.devices import Device as SliceDevice
 from kubesched.objects.labels import Requirement
 from kubesched.objects.model import NodeSelector, NodeSelectorTerm
+from kubesched.objects.quantity import base_value
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
+# Namespace of the deterministic share IDs (upstream draws a random UUID per share).
+_SHARE_ID_NAMESPACE = uuid.UUID("6f1c3f0e-6d1b-4f57-9a57-2a3c8f4b9e10")
+
 # id(device view) -> (a weak reference to it, (class selectors, request selectors) -> selectable).
 # Keyed by identity (a DeviceView holds dicts: not hashable); the weak reference tells a live
 # device from a new object at a reused address. Emptied when large.
@@ -50,10 +76,12 @@ _Verdicts = dict[tuple[tuple[str, ...], tuple[str, ...]], bool]
 _VERDICTS: dict[int, tuple[weakref.ref[DeviceView], _Verdicts]] = {}
 _VERDICTS_LIMIT = 500_000
 
-
-# node name -> (its slices, their pools' state, the candidates, incomplete) (_candidates).
-_CANDIDATES: dict[str, tuple[list[ResourceSlice], tuple[tuple[int, int], ...], list[_Candidate], bool]] = {}
-_CANDIDATES_LIMIT = 200_000
+# The cluster's slices as last seen (identity), and a token naming that state: per-node
+# pools computed under one token are reused by later pods while the slices are the same.
+_SLICES_SEEN: list[tuple[tuple[ResourceSlice, ...], object]] = []
+# (node name, features) -> (token, pools, candidates).
+_POOLS: dict[tuple[str, AllocatorFeatures], tuple[object, list[_Pool], list[_Candidate]]] = {}
+_POOLS_LIMIT = 200_000
 
 
 def _verdicts(view: DeviceView) -> _Verdicts:
@@ -71,11 +99,35 @@ class AllocationError(Exception):
     """What upstream returns as an error (the claim or class is broken): the pod's cycle errs."""
 
 
+class NodeAllocationError(Exception):
+    """ErrFailedAllocationOnNode: allocation failed on this node for a reason worth reporting
+    (invalid pools); the node is unschedulable with this message."""
+
+
+class _MaxSizeExceeded(Exception):
+    """errAllocationResultMaxSizeExceeded: backtrack further up."""
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatorFeatures:
+    """structured.Features (dynamicresources.AllocatorFeatures of the gates)."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = True
+    device_taints: bool = True
+    device_binding: bool = True
+    consumable_capacity: bool = True
+
+
 @dataclass(frozen=True, slots=True)
 class DeviceID:
     driver: str
     pool: str
     device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,33 +138,53 @@ class NodeDevice:
     node_local: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    id: DeviceID
-    device: Device
-    node_name: str  # the slice's nodeName ("" for allNodes / nodeSelector slices)
-    node_selector: NodeSelector | None
+Capacity = dict[str, Fraction]
 
 
-def allocated_devices(claims: Iterable[ResourceClaim]) -> set[DeviceID]:
-    """The devices of every allocated claim (admin-access results do not block a device)."""
-    out: set[DeviceID] = set()
+@dataclass(slots=True)
+class AllocatedState:
+    """schedulerapi.AllocatedState: dedicated devices, shares of shared devices, and the
+    capacity the shares consume per device."""
+
+    devices: set[DeviceID] = field(default_factory=set)
+    shared: set[tuple[DeviceID, str]] = field(default_factory=set)
+    capacity: dict[DeviceID, Capacity] = field(default_factory=dict)
+
+    def add(self, results: Iterable[DeviceResult], consumable: bool) -> None:
+        """foreachAllocatedDevice + allocatedDevices.addDevices: admin-access results hold
+        nothing; with consumable capacity a result with a shareID is a share."""
+        for r in results:
+            if r.admin_access:
+                continue
+            did = DeviceID(r.driver, r.pool, r.device)
+            if consumable and r.share_id:
+                self.shared.add((did, r.share_id))
+                if r.consumed_capacity is not None:
+                    _add_capacity(self.capacity.setdefault(did, {}), r.consumed_capacity)
+                continue
+            self.devices.add(did)
+
+    def is_allocated(self, did: DeviceID) -> bool:
+        """internal.IsDeviceAllocated: dedicated, shared, or with consumed capacity."""
+        return did in self.devices or did in self.capacity or any(s[0] == did for s in self.shared)
+
+
+def allocated_state(claims: Iterable[ResourceClaim], consumable: bool) -> AllocatedState:
+    """GatherAllocatedState over every allocated claim."""
+    out = AllocatedState()
     for c in claims:
         if c.allocation is not None:
-            out.update(DeviceID(r.driver, r.pool, r.device) for r in c.allocation.devices if not r.admin_access)
+            out.add(c.allocation.devices, consumable)
     return out
 
 
-def _slice_matches(s: ResourceSlice, node: Node) -> bool:
-    """NodeMatches for a slice (or, with perDeviceNodeSelection, any of its devices)."""
-    if s.node_name or s.all_nodes or s.node_selector is not None:
-        return _matches(node, s.node_name, s.all_nodes, s.node_selector)
-    if s.per_device_node_selection:
-        return any(_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
-    return False
+def _add_capacity(into: Capacity, other: Mapping[str, Fraction]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, Fraction(0)) + v
 
 
 def _matches(node: Node, node_name: str, all_nodes: bool, selector: NodeSelector | None) -> bool:
+    """NodeMatches."""
     if node_name:
         return node_name == node.name
     if all_nodes:
@@ -120,110 +192,354 @@ def _matches(node: Node, node_name: str, all_nodes: bool, selector: NodeSelector
     return selector is not None and node_selector_matches(selector, node)
 
 
+# ---------------------------------------------------------------- GatherPools
+@dataclass(slots=True, eq=False)
+class _Pool:
+    driver: str
+    name: str
+    incomplete: bool = False
+    invalid: bool = False
+    slices: list[ResourceSlice] = field(default_factory=list)  # DeviceSlicesTargetingNode
+    not_targeting: list[ResourceSlice] = field(default_factory=list)
+    counter_sets: dict[str, Mapping[str, Fraction]] = field(default_factory=dict)
+
+    def has_binding_conditions(self) -> bool:
+        return any(d.binding_conditions for s in self.slices for d in s.devices)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Candidate:
+    id: DeviceID
+    device: SliceDevice
+    slice: ResourceSlice
+    pool: _Pool
+    # perDeviceNodeSelection: whether the device itself is reachable from the node (checked
+    # after the selectors, as isSelectable does).
+    node_ok: bool = True
+
+
+def _gather_pools(node: Node, for_node: Sequence[ResourceSlice], all_slices: Sequence[ResourceSlice],
+                  features: AllocatorFeatures) -> list[_Pool]:
+    """GatherPools."""
+    pools: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in for_node:
+        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
+            continue
+        if s.shared_counters:
+            relevant = True
+        elif s.node_name or s.all_nodes or s.node_selector is not None:
+            relevant = _matches(node, s.node_name, s.all_nodes, s.node_selector)
+        elif s.per_device_node_selection:
+            relevant = any(_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
+        else:
+            continue
+        if not relevant:
+            continue
+        key = (s.driver, s.pool)
+        have = pools.get(key)
+        if have is None or s.generation > have[0].generation:
+            pools[key] = [s]
+        elif s.generation == have[0].generation:
+            have.append(s)
+    result: list[_Pool] = []
+    with_binding: list[_Pool] = []
+    for key, slices in pools.items():
+        count = slices[0].slice_count
+        if len(slices) == count:
+            pool = _build_pool(key, slices, features, None)
+        else:
+            gen = slices[0].generation
+            same = [s for s in all_slices if s.driver == key[0] and s.pool == key[1]]
+            if any(s.generation > gen for s in same):
+                continue  # obsolete: the driver is replacing this generation
+            at_gen = [s for s in same if s.generation == gen]
+            if len(at_gen) != count:
+                result.append(_Pool(key[0], key[1], incomplete=True))
+                continue
+            pool = _build_pool(key, slices, features, at_gen)
+        (with_binding if pool.has_binding_conditions() else result).append(pool)
+    result.sort(key=lambda p: (p.driver, p.name))
+    with_binding.sort(key=lambda p: (p.driver, p.name))
+    return result + with_binding
+
+
+def _build_pool(key: tuple[str, str], slices: list[ResourceSlice], features: AllocatorFeatures,
+                all_for_pool: list[ResourceSlice] | None) -> _Pool:
+    """buildPool."""
+    slices = sorted(slices, key=lambda s: s.name)
+    if features.partitionable_devices:
+        device_slices = [s for s in slices if not s.shared_counters]
+        counter_slices = [s for s in slices if s.shared_counters]
+    else:
+        device_slices, counter_slices = slices, []
+    invalid = _Pool(key[0], key[1], invalid=True)
+    names: set[str] = set()
+    for s in device_slices:
+        for d in s.devices:
+            if d.name in names:
+                return invalid  # duplicate device name
+            names.add(d.name)
+    if not features.partitionable_devices:
+        return _Pool(key[0], key[1], slices=device_slices)
+    counter_sets: dict[str, Mapping[str, Fraction]] = {}
+    for s in counter_slices:
+        for cs in s.shared_counters:
+            if cs.name in counter_sets:
+                return invalid  # duplicate counter set name
+            counter_sets[cs.name] = cs.counters
+    if not _consumption_valid(counter_sets, slices):
+        return invalid
+    if all_for_pool is None or len(slices) == len(all_for_pool):
+        return _Pool(key[0], key[1], slices=device_slices, counter_sets=counter_sets)
+    seen = {s.name for s in slices}
+    others = [s for s in all_for_pool if s.name not in seen]
+    if not _consumption_valid(counter_sets, others):
+        return invalid
+    return _Pool(key[0], key[1], slices=device_slices, not_targeting=others, counter_sets=counter_sets)
+
+
+def _consumption_valid(counter_sets: Mapping[str, Mapping[str, Fraction]], slices: Iterable[ResourceSlice]) -> bool:
+    """validateDeviceCounterConsumption: every consumed counter exists in its counter set."""
+    for s in slices:
+        for d in s.devices:
+            for c in d.consumes_counters:
+                cs = counter_sets.get(c.counter_set)
+                if cs is None or any(name not in cs for name in c.counters):
+                    return False
+    return True
+
+
+def _slices_token(slices: Sequence[ResourceSlice]) -> object:
+    """A token for the cluster's slices: the same object while they are the same objects."""
+    if _SLICES_SEEN:
+        seen, token = _SLICES_SEEN[0]
+        if len(seen) == len(slices) and all(a is b for a, b in zip(seen, slices, strict=True)):
+            return token
+    token = object()
+    _SLICES_SEEN[:] = [(tuple(slices), token)]
+    return token
+
+
+# ---------------------------------------------------------------- consumable capacity
+def _consumed(requested: Fraction | None, cap: DeviceCapacity) -> Fraction:
+    """calculateConsumedCapacity: the default (or whole value) without a request, else the
+    request rounded up by the policy (range: to min, then a multiple of step from min; values:
+    the first option not below it)."""
+    policy = cap.request_policy
+    if requested is None:
+        return policy.default if policy is not None and policy.default is not None else cap.value
+    if policy is None:
+        return requested
+    if policy.range_min is not None:
+        lo = policy.range_min
+        if requested < lo:
+            return lo
+        if policy.range_step is None:
+            return requested
+        step, lo_v = base_value(policy.range_step), base_value(lo)
+        added = base_value(requested) - lo_v
+        n = abs(added) // step * (1 if added >= 0 else -1)  # Go's truncating division
+        if _go_mod(added, step) != 0:
+            n += 1
+        return Fraction(lo_v + step * n)
+    if policy.valid_values:
+        for v in policy.valid_values:
+            if requested <= v:
+                return v
+    return requested
+
+
+def _go_mod(a: int, b: int) -> int:
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def _violates_policy(value: Fraction, cap: DeviceCapacity) -> bool:
+    """violatesPolicy."""
+    policy = cap.request_policy
+    if policy is None:
+        return False
+    if policy.default is not None and value == policy.default:
+        return False
+    if policy.range_min is not None:
+        if policy.range_max is not None and value > policy.range_max:
+            return True
+        if policy.range_step is not None:
+            return _go_mod(base_value(value) - base_value(policy.range_min), base_value(policy.range_step)) != 0
+        return False
+    if policy.valid_values:
+        return value not in policy.valid_values
+    return False
+
+
+def _capacity_fits(current: Mapping[str, Fraction] | None, requests: Mapping[str, Fraction] | None,
+                   capacity: Mapping[str, DeviceCapacity], allocating: Mapping[str, Fraction] | None) -> bool:
+    """CmpRequestOverCapacity: a request naming a capacity the device lacks fails; each
+    capacity's consumption must follow its policy and fit with what is consumed already."""
+    if requests is None and not current and not allocating:
+        # Without a request each capacity consumes its default (or its whole value), which
+        # validation keeps within the value and the policy: it fits an unused device.
+        return True
+    if requests and any(name not in capacity for name in requests):
+        return False
+    for name, cap in capacity.items():
+        consumed = _consumed(requests.get(name) if requests else None, cap)
+        if _violates_policy(consumed, cap):
+            return False
+        total = consumed + (current.get(name, 0) if current else 0) + (allocating.get(name, 0) if allocating else 0)
+        if total > cap.value:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- constraints
+def _same(a: AttributeValue, b: AttributeValue) -> bool:
+    """Attribute values compare only within their type (a bool is not an int)."""
+    return type(a) is type(b) and a == b
+
+
+class _Constraint:
+    def __init__(self, requests: tuple[str, ...], attribute: str) -> None:
+        self.requests = frozenset(requests)
+        self.attribute = attribute
+        self.num = 0
+
+    def applies(self, base: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str, device: SliceDevice) -> bool:
+        raise NotImplementedError
+
+    def remove(self, base: str, sub: str) -> None:
+        raise NotImplementedError
+
+
+class _MatchAttribute(_Constraint):
+    """matchAttributeConstraint: every device has the attribute, with the first one's value."""
+
+    def __init__(self, requests: tuple[str, ...], attribute: str) -> None:
+        super().__init__(requests, attribute)
+        self.value: AttributeValue | None = None
+
+    def add(self, base: str, sub: str, device: SliceDevice) -> bool:
+        if not self.applies(base, sub):
+            return True
+        value = device.view.attributes.get(self.attribute)
+        if value is None:
+            return False
+        if self.num == 0:
+            self.value = value
+        elif self.value is None or not _same(value, self.value):
+            return False
+        self.num += 1
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self.applies(base, sub):
+            self.num -= 1
+
+
+class _DistinctAttribute(_Constraint):
+    """distinctAttributeConstraint: the value differs from those remembered, one per request."""
+
+    def __init__(self, requests: tuple[str, ...], attribute: str) -> None:
+        super().__init__(requests, attribute)
+        self.values: dict[str, AttributeValue] = {}
+
+    def add(self, base: str, sub: str, device: SliceDevice) -> bool:
+        if not self.applies(base, sub):
+            return True
+        value = device.view.attributes.get(self.attribute)
+        if value is None:
+            return False
+        if self.num > 0 and any(_same(value, v) for v in self.values.values()):
+            return False
+        self.values[base] = value
+        self.num += 1
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self.applies(base, sub):
+            self.values.pop(base, None)
+            self.num -= 1
+
+
+# ---------------------------------------------------------------- Allocator
 class Allocator:
     """NewAllocator: built once per pod (PreFilter), ``allocate`` per node (Filter)."""
 
     def __init__(self, *, classes: Mapping[str, DeviceClass], slices: Sequence[ResourceSlice],
-                 allocated: set[DeviceID]) -> None:
+                 allocated: AllocatedState | set[DeviceID], features: AllocatorFeatures | None = None) -> None:
         self.classes = classes
-        self.allocated = allocated
-        # Newest generation per pool over every slice: a pool whose slices for this node are
-        # of an older generation is being replaced (ignored).
-        self._newest: dict[tuple[str, str], int] = {}
-        self._counts: dict[tuple[str, str, int], int] = {}
-        for s in slices:
-            key = (s.driver, s.pool)
-            self._newest[key] = max(self._newest.get(key, s.generation), s.generation)
-            self._counts[(s.driver, s.pool, s.generation)] = self._counts.get((s.driver, s.pool, s.generation), 0) + 1
-        # Slices by nodeName (the common case), the others checked per node.
+        self.allocated = allocated if isinstance(allocated, AllocatedState) else AllocatedState(set(allocated))
+        self.features = features or AllocatorFeatures()
+        self._all = slices
+        self._token = _slices_token(slices)
+        # Slices by nodeName (the common case); the others (no nodeName, or shared counters)
+        # are relevant to every node.
         self._by_node: dict[str, list[ResourceSlice]] = {}
-        self._other: list[ResourceSlice] = []
+        self._shared: list[ResourceSlice] = []
         for s in slices:
-            if s.node_name:
-                self._by_node.setdefault(s.node_name, []).append(s)
+            if not s.node_name or s.shared_counters:
+                self._shared.append(s)
             else:
-                self._other.append(s)
-        self._selectable: dict[tuple[int, DeviceID], bool] = {}
+                self._by_node.setdefault(s.node_name, []).append(s)
         self._memo_keys: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # checkAvailableCounters' availableCounters: per pool name, computed once.
+        self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
 
-    # ---- GatherPools
-    def _candidates(self, node: Node) -> tuple[list[_Candidate], bool]:
-        """The usable devices for ``node`` in allocation order, and whether an incomplete pool
-        was seen (allocationMode All then fails). Kept across pods while the node's slices are
-        the same objects (slices are immutable: a change is a new object)."""
-        mine = self._by_node.get(node.name, [])
-        if not self._other:
-            hit = _CANDIDATES.get(node.name)
-            if hit is not None and len(hit[0]) == len(mine) and all(a is b for a, b in zip(hit[0], mine, strict=True)) \
-                    and hit[1] == self._pool_state(mine):
-                return hit[2], hit[3]
-        pools: dict[tuple[str, str], list[ResourceSlice]] = {}
-        for s in mine:
-            pools.setdefault((s.driver, s.pool), []).append(s)
-        for s in self._other:
-            if _slice_matches(s, node):
-                pools.setdefault((s.driver, s.pool), []).append(s)
-        out: list[_Candidate] = []
-        incomplete = False
-        for key in sorted(pools):
-            slices = pools[key]
-            gen = max(s.generation for s in slices)
-            if gen < self._newest[key]:
-                continue  # obsolete generation: the driver is replacing it
-            slices = sorted((s for s in slices if s.generation == gen), key=lambda s: s.name)
-            if self._counts[(key[0], key[1], gen)] != slices[0].slice_count:
-                incomplete = True
+    def _pools(self, node: Node) -> tuple[list[_Pool], list[_Candidate]]:
+        """GatherPools for ``node`` and the devices of its usable pools in allocation order."""
+        key = (node.name, self.features)
+        hit = _POOLS.get(key)
+        if hit is not None and hit[0] is self._token:
+            return hit[1], hit[2]
+        pools = _gather_pools(node, [*self._by_node.get(node.name, ()), *self._shared], self._all, self.features)
+        candidates = []
+        for p in pools:
+            if p.incomplete or p.invalid:
                 continue
-            for s in slices:
+            for s in p.slices:
                 for d in s.devices:
-                    if s.per_device_node_selection and not _matches(node, d.node_name, d.all_nodes, d.node_selector):
-                        continue
-                    out.append(_Candidate(DeviceID(s.driver, s.pool, d.name), d,
-                                          s.node_name or d.node_name,
-                                          s.node_selector if not s.per_device_node_selection else d.node_selector))
-        if not self._other:
-            if len(_CANDIDATES) >= _CANDIDATES_LIMIT:
-                _CANDIDATES.clear()
-            _CANDIDATES[node.name] = (list(mine), self._pool_state(mine), out, incomplete)
-        return out, incomplete
-
-    def _pool_state(self, slices: Sequence[ResourceSlice]) -> tuple[tuple[int, int], ...]:
-        """What else the node's pools depend on: each pool's newest generation and slice count."""
-        return tuple((self._newest[(s.driver, s.pool)], self._counts.get((s.driver, s.pool, s.generation), 0))
-                     for s in slices)
+                    ok = not s.per_device_node_selection or _matches(node, d.node_name, d.all_nodes, d.node_selector)
+                    candidates.append(_Candidate(DeviceID(s.driver, s.pool, d.name), d, s, p, ok))
+        if len(_POOLS) >= _POOLS_LIMIT:
+            _POOLS.clear()
+        _POOLS[key] = (self._token, pools, candidates)
+        return pools, candidates
 
     # ---- what the what-if tools read (per-node device use, the packing's device groups)
     def node_devices(self, node: Node) -> list[NodeDevice]:
         """The devices GatherPools makes usable on ``node``, in allocation order (allocated or
         not): each with whether it is published for this node alone (a slice's or a device's
         ``nodeName``) rather than reachable from several nodes."""
-        candidates, _ = self._candidates(node)
-        return [NodeDevice(c.id, bool(c.node_name)) for c in candidates]
+        _, candidates = self._pools(node)
+        return [NodeDevice(c.id, bool(c.slice.node_name or (c.slice.per_device_node_selection and c.device.node_name)))
+                for c in candidates if c.node_ok]
 
-    def selectable(self, node: Node, request: Request) -> list[DeviceID]:
+    def selectable(self, node: Node, request: Request, claim: ResourceClaim | None = None) -> list[DeviceID]:
         """The devices of ``node`` that ``request`` (with its class's selectors) selects,
         allocated or not, in allocation order. Raises AllocationError as allocate does (a
         missing class, a CEL runtime error)."""
-        candidates, _ = self._candidates(node)
-        return [c.id for c in candidates if self._is_selectable(request, c)]
-
-    def device_attributes(self, node: Node) -> dict[DeviceID, Mapping[str, AttributeValue]]:
-        """The attributes (qualified names) of each device usable on ``node``."""
-        candidates, _ = self._candidates(node)
-        return {c.id: c.device.view.attributes for c in candidates}
-
-    # ---- selection
-    def _is_selectable(self, request: Request, cand: _Candidate) -> bool:
-        key = (id(request), cand.id)
-        hit = self._selectable.get(key)
-        if hit is not None:
-            return hit
         cls = self.classes.get(request.device_class_name)
         if cls is None:
             raise AllocationError(f"request {request.name}: could not retrieve device class "
                                   f"{request.device_class_name}")
-        # A device's attributes never change (a new slice is new objects): the verdict of one set
-        # of selectors on one device is kept for later pods, as long as the device lives.
+        _, candidates = self._pools(node)
+        return [c.id for c in candidates if c.node_ok and self.selectors_match(request, cls, c, claim)]
+
+    def device_attributes(self, node: Node) -> dict[DeviceID, Mapping[str, AttributeValue]]:
+        """The attributes (qualified names) of each device usable on ``node``."""
+        _, candidates = self._pools(node)
+        return {c.id: c.device.view.attributes for c in candidates if c.node_ok}
+
+    # ---- selection
+    def selectors_match(self, request: Request, cls: DeviceClass, cand: _Candidate,
+                        claim: ResourceClaim | None) -> bool:
+        """The class's and then the request's selectors (selectorsMatch); a CEL runtime error
+        is an AllocationError in upstream's words. Memoized per device across pods."""
         memo_key = self._memo_keys.get(id(request))
         if memo_key is None:
             memo_key = self._memo_keys[id(request)] = (tuple(s.expression for s in cls.selectors),
@@ -231,10 +547,10 @@ class Allocator:
         per_device = _verdicts(cand.device.view)
         verdict = per_device.get(memo_key)
         if verdict is not None:
-            self._selectable[key] = verdict
             return verdict
         ok = True
-        for where, selectors in (("class " + cls.name, cls.selectors), ("request " + request.name, request.selectors)):
+        claim_name = claim.key if claim is not None else f"request {request.name}"
+        for where, selectors in ((f"class {cls.name}", cls.selectors), (f"claim {claim_name}", request.selectors)):
             for i, sel in enumerate(selectors):
                 try:
                     if not sel.program.evaluate(cand.device.view):
@@ -244,147 +560,378 @@ class Allocator:
                     raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {e.message}") from None
             if not ok:
                 break
-        self._selectable[key] = ok
         per_device[memo_key] = ok
         return ok
 
-    # ---- Allocate
     def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[AllocationResult] | None:
         """One AllocationResult per claim, in order, or None when they cannot all be allocated
-        on ``node``. Raises AllocationError for a broken claim or class."""
-        candidates, incomplete = self._candidates(node)
-        search = _Search(self, candidates, incomplete)
-        picked: list[list[tuple[str, _Candidate, bool]]] = [[] for _ in claims]
-        if not search.claim(list(claims), 0, picked):
+        on ``node``. Raises AllocationError for a broken claim or class, NodeAllocationError
+        when the node failed for a reason to report (invalid pools)."""
+        pools, candidates = self._pools(node)
+        search = _Search(self, node, list(claims), pools, candidates)
+        if not search.run():
+            if any(p.invalid for p in pools):
+                raise NodeAllocationError("invalid resource pools were encountered")
             return None
-        out = []
-        for devices in picked:
-            results = tuple(DeviceResult(req, c.id.driver, c.id.pool, c.id.device, admin) for req, c, admin in devices)
-            out.append(AllocationResult(results, _node_selector(node, [c for _, c, _ in devices])))
-        return out
+        return search.results_out()
 
 
-def _node_selector(node: Node, devices: Sequence[_Candidate]) -> NodeSelector | None:
-    """createNodeSelector: the node's name when a device is node-local, else the slices'
-    selector, else none (devices reachable from every node)."""
-    for c in devices:
-        if c.node_name:
-            return NodeSelector((NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", (node.name,)),)),))
-    for c in devices:
-        if c.node_selector is not None:
-            return c.node_selector
-    return None
+# ---------------------------------------------------------------- Allocate
+@dataclass(slots=True)
+class _RequestData:
+    request: Request
+    parent: str  # the firstAvailable request's name, "" for an exact request
+    cls: DeviceClass
+    num: int
+    all_devices: list[_Candidate] = field(default_factory=list)
+
+    @property
+    def result_name(self) -> str:
+        return f"{self.parent}/{self.request.name}" if self.parent else self.request.name
+
+
+@dataclass(slots=True)
+class _Result:
+    data: _RequestData
+    cand: _Candidate
+    share_id: str = ""
+    consumed: Capacity | None = None
 
 
 class _Search:
-    """allocateOne's depth-first search."""
+    """One Allocate call: the search state (allocator in allocator_incubating.go)."""
 
-    def __init__(self, alloc: Allocator, candidates: list[_Candidate], incomplete: bool) -> None:
+    def __init__(self, alloc: Allocator, node: Node, claims: list[ResourceClaim], pools: list[_Pool],
+                 candidates: list[_Candidate]) -> None:
         self.alloc = alloc
+        self.features = alloc.features
+        self.node = node
+        self.claims = claims
+        self.pools = pools
         self.candidates = candidates
-        self.incomplete = incomplete
-        self.in_use: set[DeviceID] = set()
+        self.data: dict[tuple[int, int, int], _RequestData] = {}
+        self.subs: dict[tuple[int, int], int] = {}  # (claim, request) -> number of subrequests
+        self.constraints: list[list[_Constraint]] = []
+        self.selectable: dict[tuple[int, int, int, DeviceID], bool] = {}
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_capacity: dict[DeviceID, Capacity] = {}
+        self.consumed_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
+        self.results: list[list[_Result]] = [[] for _ in claims]
 
-    def claim(self, claims: list[ResourceClaim], ci: int, picked: list[list[tuple[str, _Candidate, bool]]]) -> bool:
-        if ci == len(claims):
-            return True
-        return self.request(claims, ci, 0, picked)
+    # ---- setup (Allocate before allocateOne)
+    def run(self) -> bool:
+        for ci, claim in enumerate(self.claims):
+            min_devices = 0
+            for ri, dr in enumerate(claim.spec.requests):
+                if dr.first_available:
+                    if not self.features.prioritized_list:
+                        raise AllocationError(f"claim {claim.key}, request {dr.name}: has subrequests, but the "
+                                              "DRAPrioritizedList feature is disabled")
+                    self.subs[(ci, ri)] = len(dr.first_available)
+                    least = min(self._validate(ci, ri, si, sub, dr.name).num
+                                for si, sub in enumerate(dr.first_available))
+                    min_devices += least
+                else:
+                    assert dr.exactly is not None
+                    if not self.features.consumable_capacity and dr.exactly.capacity_requests is not None:
+                        raise AllocationError(f"claim {claim.key}, request {dr.name}: has capacity requests, but the "
+                                              "DRAConsumableCapacity feature is disabled")
+                    min_devices += self._validate(ci, ri, 0, dr.exactly, "").num
+            if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(f"claim {claim.key}: number of requested devices {min_devices} exceeds the claim "
+                                      f"limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+            constraints: list[_Constraint] = []
+            for i, con in enumerate(claim.spec.constraints):
+                if con.match_attribute:
+                    constraints.append(_MatchAttribute(con.requests, con.match_attribute))
+                elif con.distinct_attribute:
+                    constraints.append(_DistinctAttribute(con.requests, con.distinct_attribute))
+                else:
+                    raise AllocationError(f"claim {claim.key}, constraint #{i}: empty constraint (unsupported "
+                                          "constraint type?)")
+            self.constraints.append(constraints)
+        return self._one(0, 0, 0, 0, False, 0)
 
-    def request(self, claims: list[ResourceClaim], ci: int, ri: int,
-                picked: list[list[tuple[str, _Candidate, bool]]]) -> bool:
-        spec: ClaimSpec = claims[ci].spec
-        if ri == len(spec.requests):
-            return self.claim(claims, ci + 1, picked)
-        dr = spec.requests[ri]
-        if dr.exactly is not None:
-            return self.devices(claims, ci, ri, dr.name, dr.exactly, picked)
-        for sub in dr.first_available:
-            if self.devices(claims, ci, ri, f"{dr.name}/{sub.name}", sub, picked):
-                return True
-        return False
-
-    def devices(self, claims: list[ResourceClaim], ci: int, ri: int, result_name: str, request: Request,
-                picked: list[list[tuple[str, _Candidate, bool]]]) -> bool:
+    def _validate(self, ci: int, ri: int, si: int, request: Request, parent: str) -> _RequestData:
+        """validateDeviceRequest."""
+        claim = self.claims[ci]
+        if not self.features.consumable_capacity and parent and request.capacity_requests is not None:
+            raise AllocationError(f"claim {claim.key}, subrequest {request.name}: has capacity requests, but the "
+                                  "DRAConsumableCapacity feature is disabled")
+        if not self.features.admin_access and request.admin_access:
+            raise AllocationError(f"claim {claim.key}, request {request.name}: admin access is requested, but the "
+                                  "feature is disabled")
+        cls = self.alloc.classes.get(request.device_class_name)
+        if cls is None:
+            raise AllocationError(f"claim {claim.key}, request {request.name}: could not retrieve device class "
+                                  f"{request.device_class_name}: deviceclass.resource.k8s.io "
+                                  f'"{request.device_class_name}" not found')
+        data = _RequestData(request, parent, cls, request.count)
+        self.data[(ci, ri, si)] = data
         if request.allocation_mode == ALLOCATION_MODE_ALL:
-            # "All" is every selectable device of the node, allocated or not: one in use
-            # makes the request fail (allocateDevice), an incomplete pool is an error.
-            if self.incomplete:
-                raise AllocationError(f"claim {claims[ci].key}, request {result_name}: asks for all devices, but a "
-                                      "resource pool is currently being updated")
-            chosen = [c for c in self.candidates if self.alloc._is_selectable(request, c)]
-            if not chosen:
-                return False
-            if not request.admin_access and any(c.id in self.in_use or c.id in self.alloc.allocated for c in chosen):
-                return False
-            if len(picked[ci]) + len(chosen) > ALLOCATION_RESULTS_MAX_SIZE:
-                return False
-            if not all(self._constraints_ok(claims[ci], result_name, c, picked[ci]) for c in chosen):
-                return False
-            return self._with(claims, ci, ri, result_name, request, chosen, picked)
-        if len(picked[ci]) + request.count > ALLOCATION_RESULTS_MAX_SIZE:
-            return False
-        matching = [c for c in self.candidates if self._usable(request, c)]
-        return self._choose(claims, ci, ri, result_name, request, matching, 0, [], picked)
+            for p in self.pools:
+                if p.incomplete:
+                    raise AllocationError(f"claim {claim.key}, request {request.name}: asks for all devices, but "
+                                          f"resource pool {p.driver}/{p.name} is currently being updated")
+                if p.invalid:
+                    raise AllocationError(f"claim {claim.key}, request {request.name}: asks for all devices, but "
+                                          f"resource pool {p.driver}/{p.name} is currently invalid")
+            for c in self.candidates:
+                if not self._is_selectable(ci, ri, si, data, c):
+                    continue
+                if self.features.consumable_capacity and not self._capacity_ok(request, c):
+                    continue
+                data.all_devices.append(c)
+            data.num = len(data.all_devices)
+        return data
 
-    def _choose(self, claims: list[ResourceClaim], ci: int, ri: int, result_name: str, request: Request,
-                matching: list[_Candidate], start: int, chosen: list[_Candidate],
-                picked: list[list[tuple[str, _Candidate, bool]]]) -> bool:
-        if len(chosen) == request.count:
-            return self._with(claims, ci, ri, result_name, request, chosen, picked)
-        for i in range(start, len(matching)):
-            c = matching[i]
-            if c.id in self.in_use and not request.admin_access:
-                continue
-            if not self._constraints_ok(claims[ci], result_name, c, [*picked[ci], *((result_name, x, False)
-                                                                                    for x in chosen)]):
-                continue
-            self.in_use.add(c.id)
-            chosen.append(c)
-            if self._choose(claims, ci, ri, result_name, request, matching, i + 1, chosen, picked):
-                return True
-            chosen.pop()
-            self.in_use.discard(c.id)
-        return False
-
-    def _with(self, claims: list[ResourceClaim], ci: int, ri: int, result_name: str, request: Request,
-              chosen: list[_Candidate], picked: list[list[tuple[str, _Candidate, bool]]]) -> bool:
-        n = len(picked[ci])
-        picked[ci].extend((result_name, c, request.admin_access) for c in chosen)
-        added = [c.id for c in chosen if c.id not in self.in_use]
-        self.in_use.update(added)
-        if self.request(claims, ci, ri + 1, picked):
+    # ---- allocateOne
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        if ci >= len(self.claims):
             return True
-        del picked[ci][n:]
-        self.in_use.difference_update(added)
+        claim = self.claims[ci]
+        if ri >= len(claim.spec.requests):
+            try:
+                return self._one(ci + 1, 0, 0, 0, False, 0)
+            except _MaxSizeExceeded:
+                return False
+        n_subs = self.subs.get((ci, ri))
+        if n_subs is not None and not in_sub:
+            all_exceeded = True
+            for sub in range(n_subs):
+                try:
+                    ok = self._one(ci, ri, sub, di, True, 0)
+                except _MaxSizeExceeded:
+                    continue
+                all_exceeded = False
+                if ok:
+                    return True
+            if all_exceeded:
+                raise _MaxSizeExceeded
+            return False
+        data = self.data[(ci, ri, si)]
+        request = data.request
+        do_all = request.allocation_mode == ALLOCATION_MODE_ALL
+        if do_all and not data.all_devices:
+            return False
+        if di >= data.num:
+            return self._one(ci, ri + 1, 0, 0, False, 0)
+        if len(self.results[ci]) + data.num - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _MaxSizeExceeded
+        if do_all:
+            undo = self._allocate_device(ci, data, data.all_devices[di], True)
+            if undo is None:
+                return False
+            try:
+                done = self._one(ci, ri, si, di + 1, in_sub, 0)
+            except _MaxSizeExceeded:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+        admin = request.admin_access
+        consumable = self.features.consumable_capacity
+        candidates = self.candidates
+        for idx in range(start, len(candidates)):
+            c = candidates[idx]
+            if admin:
+                if ci in self.allocating.get(c.id, ()):
+                    continue
+            elif self._in_use(c.id):
+                continue
+            if not self._is_selectable(ci, ri, si, data, c):
+                continue
+            if consumable and not self._capacity_ok(request, c):
+                continue
+            undo = self._allocate_device(ci, data, c, False)
+            if undo is None:
+                continue
+            try:
+                done = self._one(ci, ri, si, di + 1, in_sub, idx + 1)
+            except _MaxSizeExceeded:
+                undo()
+                raise
+            if done:
+                return True
+            undo()
         return False
 
-    def _usable(self, request: Request, c: _Candidate) -> bool:
-        if not request.admin_access and (c.id in self.alloc.allocated):
-            return False
-        return self.alloc._is_selectable(request, c)
+    def _in_use(self, did: DeviceID) -> bool:
+        return did in self.alloc.allocated.devices or bool(self.allocating.get(did))
 
-    def _constraints_ok(self, claim: ResourceClaim, result_name: str, c: _Candidate,
-                        so_far: Sequence[tuple[str, _Candidate, bool]]) -> bool:
-        """matchAttribute: every device of the constrained requests has the attribute, with one
-        value; distinctAttribute: all values differ."""
-        base = result_name.split("/", 1)[0]
-        for con in claim.spec.constraints:
-            if con.requests and base not in con.requests and result_name not in con.requests:
-                continue
-            attr = con.match_attribute or con.distinct_attribute
-            if not attr:
-                continue
-            value = _attribute(c.device, attr)
-            if value is None:
-                return False
-            others = [_attribute(x.device, attr) for name, x, _ in so_far
-                      if not con.requests or name.split("/", 1)[0] in con.requests or name in con.requests]
-            if con.match_attribute and any(o != value for o in others):
-                return False
-            if con.distinct_attribute and any(o == value for o in others):
-                return False
+    def _is_selectable(self, ci: int, ri: int, si: int, data: _RequestData, c: _Candidate) -> bool:
+        """isSelectable: binding conditions need their feature; the class's and request's
+        selectors; a per-device node selection must reach the node."""
+        if not self.features.device_binding and c.device.binding_conditions:
+            return False
+        key = (ci, ri, si, c.id)
+        hit = self.selectable.get(key)
+        if hit is not None:
+            return hit
+        ok = self.alloc.selectors_match(data.request, data.cls, c, self.claims[ci]) and c.node_ok
+        self.selectable[key] = ok
+        return ok
+
+    def _capacity_ok(self, request: Request, c: _Candidate) -> bool:
+        return _capacity_fits(self.alloc.allocated.capacity.get(c.id), request.capacity_requests, c.device.capacity,
+                              self.allocating_capacity.get(c.id))
+
+    # ---- allocateDevice
+    def _allocate_device(self, ci: int, data: _RequestData, c: _Candidate, must: bool) -> Callable[[], None] | None:
+        """The device for request ``data`` of claim ``ci`` if it is available and the claim's
+        constraints hold: the search state updated, and the function undoing that; else None."""
+        request = data.request
+        device = c.device
+        did = c.id
+        multi = self.features.consumable_capacity and device.allow_multiple_allocations
+        if not multi and request.admin_access and ci in self.allocating.get(did, ()):
+            return None
+        if not request.admin_access and self._in_use(did):
+            return None
+        if not self.features.partitionable_devices and device.consumes_counters:
+            return None
+        skip_counters = multi and (did in self.alloc.allocated.capacity or did in self.allocating_capacity)
+        if not skip_counters and device.consumes_counters and not self._take_counters(c):
+            return None
+        base, sub = (data.parent, request.name) if data.parent else (request.name, "")
+        if self.features.device_taints and _taint_prevents(device, request):
+            return None
+        constraints = self.constraints[ci]
+        for i, con in enumerate(constraints):
+            if not con.add(base, sub, device):
+                if must:
+                    raise AllocationError(f"claim {self.claims[ci].key}, request {request.name}: cannot add device "
+                                          f"{did} because a claim constraint would not be satisfied")
+                for prev in constraints[:i]:
+                    prev.remove(base, sub)
+                return None
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
+        consumed: Capacity | None = None
+        share_id = ""
+        if self.features.consumable_capacity:
+            if not self._capacity_ok(request, c):
+                return None
+            if multi:
+                consumed = {name: _consumed(request.capacity_requests.get(name) if request.capacity_requests else None,
+                                            cap) for name, cap in device.capacity.items()}
+                share_id = str(uuid.uuid5(_SHARE_ID_NAMESPACE, f"{self.claims[ci].uid}/{did}/{len(self.results[ci])}"))
+                _add_capacity(self.allocating_capacity.setdefault(did, {}), consumed)
+        results = self.results[ci]
+        n = len(results)
+        results.append(_Result(data, c, share_id, consumed or None))
+
+        def undo() -> None:
+            for con in constraints:
+                con.remove(base, sub)
+            held = self.allocating.get(did)
+            if held is not None:
+                held.discard(ci)
+            if multi:
+                if consumed:
+                    have = self.allocating_capacity.get(did)
+                    if have is not None:
+                        for k, v in consumed.items():
+                            if k in have:
+                                have[k] -= v
+                        if all(v == 0 for v in have.values()):
+                            del self.allocating_capacity[did]
+            elif self.features.partitionable_devices and device.consumes_counters:
+                self._release_counters(c)
+            del results[n:]
+
+        return undo
+
+    # ---- counters (checkAvailableCounters / deallocateCountersForDevice)
+    def _take_counters(self, c: _Candidate) -> bool:
+        pool = c.pool
+        available = self.alloc.available_counters.get(pool.name)
+        if available is None:
+            available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            allocated = self.alloc.allocated
+            for s in (*pool.slices, *pool.not_targeting):
+                for d in s.devices:
+                    if not d.consumes_counters or not allocated.is_allocated(DeviceID(s.driver, s.pool, d.name)):
+                        continue
+                    for cc in d.consumes_counters:
+                        left = available.get(cc.counter_set, {})
+                        for name, q in cc.counters.items():
+                            if name in left:
+                                left[name] -= q
+            self.alloc.available_counters[pool.name] = available
+        consumed = self.consumed_counters.setdefault(pool.name, {})
+        for cc in c.device.consumes_counters:
+            per_set = consumed.setdefault(cc.counter_set, {})
+            for name, q in cc.counters.items():
+                per_set[name] = per_set.get(name, Fraction(0)) + q
+        for set_name, counters in available.items():
+            used = consumed.get(set_name, {})
+            for name, have in counters.items():
+                if have < used.get(name, 0):
+                    self._release_counters(c)
+                    return False
         return True
 
+    def _release_counters(self, c: _Candidate) -> None:
+        consumed = self.consumed_counters.get(c.pool.name, {})
+        for cc in c.device.consumes_counters:
+            per_set = consumed.setdefault(cc.counter_set, {})
+            for name, q in cc.counters.items():
+                per_set[name] = per_set.get(name, Fraction(0)) - q
 
-def _attribute(device: Device, name: str) -> AttributeValue | None:
-    return device.view.attributes.get(name)
+    # ---- the result
+    def results_out(self) -> list[AllocationResult]:
+        out = []
+        binding = self.features.device_binding
+        for results in self.results:
+            devices = tuple(DeviceResult(
+                r.data.result_name, r.cand.id.driver, r.cand.id.pool, r.cand.id.device, r.data.request.admin_access,
+                r.data.request.tolerations,
+                r.cand.device.binding_conditions if binding else (),
+                r.cand.device.binding_failure_conditions if binding else (),
+                r.share_id, r.consumed) for r in results)
+            out.append(AllocationResult(devices, _node_selector(self.node, [r.cand for r in results])))
+        return out
+
+
+def _taint_prevents(device: SliceDevice, request: Request) -> bool:
+    """taintPreventsAllocation: an untolerated NoSchedule or NoExecute taint (other effects,
+    None included, are ignored)."""
+    for taint in device.taints:
+        if taint.effect in (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE) and \
+                not any(t.tolerates(taint) for t in request.tolerations):
+            return True
+    return False
+
+
+def _node_selector(node: Node, devices: Sequence[_Candidate]) -> NodeSelector | None:
+    """createNodeSelector: the node's name when a device is node-local or binds to its node;
+    else the union of the slices' (or per-device) single-term selectors; else none."""
+    fields: list[Requirement] = []
+    exprs: list[Requirement] = []
+    for c in devices:
+        if c.slice.per_device_node_selection:
+            node_name, selector = c.device.node_name, c.device.node_selector
+        else:
+            node_name, selector = c.slice.node_name, c.slice.node_selector
+        if node_name or c.device.binds_to_node:
+            return NodeSelector((NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", (node.name,)),)),))
+        if selector is not None and selector.terms:
+            if len(selector.terms) > 1:
+                raise AllocationError(f"create NodeSelector for claim: unsupported ResourceSlice.NodeSelector with "
+                                      f"{len(selector.terms)} terms")
+            term = selector.terms[0]
+            _merge(term.match_fields, fields)
+            _merge(term.match_expressions, exprs)
+    if fields or exprs:
+        return NodeSelector((NodeSelectorTerm(match_expressions=tuple(exprs), match_fields=tuple(fields)),))
+    return None
+
+
+def _merge(src: Iterable[Requirement], into: list[Requirement]) -> None:
+    """addNewNodeSelectorRequirements: a requirement is added unless one with the same key,
+    operator and set of values is there."""
+    for r in src:
+        if not any(x.key == r.key and x.operator == r.operator and set(x.values) == set(r.values) for x in into):
+            into.append(r)

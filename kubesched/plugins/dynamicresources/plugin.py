@@ -20,13 +20,31 @@ Mirrors framework/plugins/dynamicresources/dynamicresources.go (v1.36):
   node's allocation in flight; PreBind writes each claim's allocation and ``reservedFor``.
   PostFilter deallocates a claim no other pod uses when it was unavailable on every node
   ("deallocation of ResourceClaim completed"), else "still not schedulable".
+- Extended resources backed by DRA (DRAExtendedResource, extendeddynamicresources.go): a pod
+  requesting an extended resource that a DeviceClass maps (its ``extendedResourceName``, or
+  ``deviceclass.resource.kubernetes.io/<class>``) gets a special in-memory claim
+  ``<extended-resources>`` (or the one an earlier cycle created for it); on each node whose
+  allocatable lacks the resource, Filter gives it one ExactCount request per container and
+  resource (createRequestsAndMappings) and allocates it with the pod's claims; PreBind creates
+  it as ``<pod>-extended-resources-<5>`` owned by the pod, allocated and reserved for it.
+  NodeResourcesFit leaves such resources to this plugin on those nodes.
+- Binding conditions (DRADeviceBindingConditions with DRAResourceClaimDeviceStatus): devices
+  with binding conditions come last and their conditions are copied into the allocation; a
+  claim whose device reports a true binding-failure condition is unavailable (Filter), and
+  PreBind waits for the conditions. Offline there is no driver to set them: a condition the
+  claim's ``status.devices`` does not already show as true can never become true, so PreBind
+  fails at once with upstream's timeout error, the outcome of its wait of ``bindingTimeout``
+  (the plugin has no clock to model the wait itself, nor Filter's timeout of an allocation
+  made in an earlier cycle).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -49,20 +67,33 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import IntArray
-from kubesched.objects import Node, NodeSelector, Pod
+from kubesched.objects import Node, NodeSelector, ObjectMeta, OwnerReference, Pod
 from kubesched.objects.devices import (
+    ALLOCATION_MODE_EXACT,
+    EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE,
     RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE,
+    AllocatedDeviceStatus,
     AllocationResult,
+    ClaimSpec,
     ConsumerRef,
+    DeviceClass,
+    DeviceCondition,
+    DeviceRequest,
     DeviceResult,
+    Request,
     ResourceClaim,
+    extended_resource_classes,
+    is_dra_extended_resource_name,
 )
+from kubesched.objects.resources import is_scalar_resource_name
+from kubesched.objects.workloads import generated_name
 from kubesched.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
-    DeviceID,
-    allocated_devices,
+    AllocatorFeatures,
+    NodeAllocationError,
+    allocated_state,
 )
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
@@ -73,6 +104,7 @@ NAME = "DynamicResources"
 NO_NEW_CLAIMS = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
 DEALLOCATED = "deallocation of ResourceClaim completed"
+DELETED = "deletion of ResourceClaim completed"
 # framework.ErrNotFound's text: what getStateData returns when PreFilter never ran.
 STATE_NOT_FOUND = "not found"
 CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -81,6 +113,11 @@ CLAIM_IN_USE = "resourceclaim in use"
 RESOURCE_CLAIMS = "resource.k8s.io/ResourceClaim"
 RESOURCE_SLICES = "resource.k8s.io/ResourceSlice"
 DEVICE_CLASSES = "resource.k8s.io/DeviceClass"
+# The in-memory name of the special claim for extended resources (not a valid name on purpose).
+SPECIAL_CLAIM_NAME = "<extended-resources>"
+CANNOT_SCHEDULE_EXTENDED = "cannot schedule extended resource claim"
+CANNOT_FIT_RESOURCE = "cannot fit resource"
+_NATIVE = frozenset(("cpu", "memory", "ephemeral-storage", "pods"))
 
 
 @dataclass(slots=True)
@@ -94,6 +131,17 @@ class _StateData:
     allocator: Allocator | None = None
     node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
     unavailable: set[int] = field(default_factory=set)
+    # Extended resources backed by DRA: the special claim's index in ``claims`` (the last one),
+    # the pod's scalar requests, the resolver, and per node the special claim Filter built
+    # (None: the node's device plugin provides them).
+    extended: int | None = None
+    scalar_requests: dict[str, int] = field(default_factory=dict)
+    resolver: dict[str, DeviceClass] = field(default_factory=dict)
+    node_extended: dict[str, ResourceClaim | None] = field(default_factory=dict)
+
+    @property
+    def user_claims(self) -> int:
+        return len(self.claims) if self.extended is None else self.extended
 
     def clone(self) -> _StateData:
         # Preemption's dry run never changes it (upstream's Clone returns the same state).
@@ -219,18 +267,54 @@ class DynamicResources:
         return _unschedulable(err) if err else None
 
     # ---- PreFilter / Filter
+    def _features(self) -> AllocatorFeatures:
+        """AllocatorFeatures: the allocator's features from the gates."""
+        f = self.handle.features
+        return AllocatorFeatures(
+            admin_access=f.enabled("DRAAdminAccess"), prioritized_list=f.enabled("DRAPrioritizedList"),
+            partitionable_devices=f.enabled("DRAPartitionableDevices"), device_taints=f.enabled("DRADeviceTaints"),
+            device_binding=self._binding_conditions(), consumable_capacity=f.enabled("DRAConsumableCapacity"))
+
+    def _binding_conditions(self) -> bool:
+        f = self.handle.features
+        return f.enabled("DRADeviceBindingConditions") and f.enabled("DRAResourceClaimDeviceStatus")
+
+    def _extended_claim(self, pod: Pod, s: _StateData, classes: dict[str, DeviceClass]) -> ResourceClaim | None:
+        """preFilterExtendedResources: the special claim when the pod requests an extended
+        resource a DeviceClass maps — the one an earlier cycle created (annotated, owned by
+        the pod), else a new in-memory one without requests."""
+        if not self.handle.features.enabled("DRAExtendedResource"):
+            return None
+        resolver = extended_resource_classes(classes)
+        if not any(q != 0 and is_dra_extended_resource_name(n) and n in resolver for n, q in pod.requests.items()):
+            return None
+        s.resolver = resolver
+        s.scalar_requests = {n: q for n, q in pod.requests.items() if n not in _NATIVE and is_scalar_resource_name(n)}
+        for c in self.handle.objects.resource_claims():
+            if c.meta.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true" and c.namespace == pod.namespace \
+                    and any(o.controller and o.name == pod.name and o.uid == pod.uid for o in c.meta.owner_references):
+                return c
+        meta = ObjectMeta(name=SPECIAL_CLAIM_NAME, namespace=pod.namespace, uid=f"{pod.uid or pod.key}/extended-resources",
+                          annotations={EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+                          owner_references=(OwnerReference("v1", "Pod", pod.name, pod.uid, True),))
+        return ResourceClaim(meta, ClaimSpec())
+
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         s = _StateData()
         state.write(_STATE_KEY, s)
-        if not pod.resource_claims:
-            return None, Status.skip()
-        claims, err = self._pod_claims(pod)
-        if err:
-            return None, _unschedulable(err)
-        if not claims:
-            return None, Status.skip()
+        claims: list[ResourceClaim] = []
+        if pod.resource_claims:
+            claims, err = self._pod_claims(pod)
+            if err:
+                return None, _unschedulable(err)
         objects = self.handle.objects
         classes = objects.device_classes()
+        extended = self._extended_claim(pod, s, dict(classes))
+        if extended is not None:
+            s.extended = len(claims)
+            claims.append(extended)
+        if not claims:
+            return None, Status.skip()
         for i, claim in enumerate(claims):
             if claim.allocation is not None:
                 reserved_for_pod = any(r.uid == pod.uid for r in claim.reserved_for)
@@ -242,6 +326,8 @@ class DynamicResources:
             s.to_allocate.append(i)
             if claim.uid in self.pending:
                 return None, _unschedulable(f"resource claim {claim.key} is in the process of being allocated")
+            if i == s.extended:
+                continue  # its requests are made per node (Filter)
             for req in claim.spec.requests:
                 subs = [(req.name, req.exactly)] if req.exactly is not None else \
                     [(f"{req.name}/{sub.name}", sub) for sub in req.first_available]
@@ -252,14 +338,41 @@ class DynamicResources:
                                                     "exist")
         s.claims = claims
         if s.to_allocate:
-            in_use: set[DeviceID] = allocated_devices(objects.resource_claims())
+            features = self._features()
+            in_use = allocated_state(objects.resource_claims(), features.consumable_capacity)
             for alloc in self.pending.values():
-                in_use.update(DeviceID(r.driver, r.pool, r.device) for r in alloc.devices if not r.admin_access)
-            s.allocator = Allocator(classes=classes, slices=objects.resource_slices(), allocated=in_use)
+                in_use.add(alloc.devices, features.consumable_capacity)
+            s.allocator = Allocator(classes=classes, slices=objects.resource_slices(), allocated=in_use,
+                                    features=features)
         return None, None
 
     def pre_filter_extensions(self) -> None:
         return None
+
+    def _filter_extended(self, s: _StateData, pod: Pod, node_info: NodeInfo) -> tuple[ResourceClaim | None,
+                                                                                       Status | None]:
+        """filterExtendedResources: the special claim for this node, with a request for each
+        extended resource the node's allocatable lacks and a class provides; None when the
+        node provides them all (or nothing is left to allocate)."""
+        if s.extended is None:
+            return None, None
+        claim = s.claims[s.extended]
+        if claim.spec.requests:
+            # Created in an earlier cycle: PostFilter deletes it, and the pod starts anew.
+            return None, _unschedulable(CANNOT_SCHEDULE_EXTENDED)
+        allocatable = node_info.allocatable.scalar
+        wanted: dict[str, int] = {}
+        for name, q in s.scalar_requests.items():
+            if q == 0 or not is_dra_extended_resource_name(name):
+                continue
+            have = allocatable.get(name)
+            if name in s.resolver and not have:
+                wanted[name] = q
+            elif have is None:
+                return None, _unschedulable(CANNOT_FIT_RESOURCE)
+        if (s.user_claims == 0 and not wanted) or claim.allocation is not None:
+            return None, None
+        return dataclasses.replace(claim, spec=ClaimSpec(_extended_requests(pod, wanted, s.resolver))), None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(_STATE_KEY)
@@ -269,15 +382,42 @@ class DynamicResources:
             return None
         node = node_info.node
         assert node is not None
+        node_claim, status = self._filter_extended(s, pod, node_info)
+        if status is not None:
+            return status
+        if node_claim is None and s.user_claims == 0:
+            return None
         unavailable = [i for i, sel in s.available_on.items() if not node_selector_matches(sel, node)]
+        if self._binding_conditions():
+            # isClaimReadyForBinding: a true binding-failure condition makes the claim unavailable.
+            for i, claim in enumerate(s.claims):
+                if claim.allocation is not None and i not in unavailable and _binding_failure(claim) is not None:
+                    unavailable.append(i)
         if s.allocator is not None:
+            to_allocate = []
+            for i in s.to_allocate:
+                if i == s.extended:
+                    if node_claim is None:
+                        # The node's device plugin serves the extended resources: nothing to
+                        # allocate for the special claim here. (Upstream passes the claim without
+                        # requests on and then fails in Reserve; kubesched leaves it out.)
+                        continue
+                    to_allocate.append(node_claim)
+                else:
+                    to_allocate.append(s.claims[i])
             try:
-                result = s.allocator.allocate(node, [s.claims[i] for i in s.to_allocate])
+                result = s.allocator.allocate(node, to_allocate)
             except AllocationError as e:
                 return Status.as_error(str(e))
+            except NodeAllocationError as e:
+                return _unschedulable(str(e))
             if result is None:
                 return _unschedulable(CANNOT_ALLOCATE)
+            if s.extended is not None and s.extended in s.to_allocate and node_claim is None:
+                # Keep one result per claim to allocate: the special claim's is empty.
+                result.insert(s.to_allocate.index(s.extended), AllocationResult(()))
             s.node_allocations[node.name] = result
+            s.node_extended[node.name] = node_claim
         if unavailable:
             s.unavailable.update(unavailable)
             return _unschedulable(NOT_AVAILABLE)
@@ -321,15 +461,32 @@ class DynamicResources:
             return None, Status.as_error(STATE_NOT_FOUND)
         if not s.claims:
             return None, Status.unschedulable(NO_NEW_CLAIMS)
+        extended = s.claims[s.extended] if s.extended is not None else None
         for i in sorted(s.unavailable):
             claim = s.claims[i]
+            if i == s.extended:
+                if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
+                    break  # deleted below
+                continue
             rf = claim.reserved_for
             if not rf or (len(rf) == 1 and rf[0].uid == pod.uid):
                 try:
-                    self.handle.update_resource_claim(dataclasses.replace(claim, allocation=None, reserved_for=()))
+                    self.handle.update_resource_claim(dataclasses.replace(claim, allocation=None, reserved_for=(),
+                                                                          device_statuses=()))
                 except ApiError as e:
                     return None, Status.as_error(str(e))
                 return None, Status.unschedulable(DEALLOCATED)
+        if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
+            # A special claim created in an earlier cycle: delete it, the pod starts anew.
+            delete = getattr(self.handle, "delete_resource_claim", None)
+            if delete is None:
+                return None, Status.as_error(f"resourceclaims {extended.key}: deleting ResourceClaims is not "
+                                             "supported by this cluster client")
+            try:
+                delete(extended)
+            except ApiError as e:
+                return None, Status.as_error(str(e))
+            return None, Status.unschedulable(DELETED)
         return None, Status.unschedulable(STILL_NOT_SCHEDULABLE)
 
     # ---- Reserve / Unreserve / PreBind
@@ -341,8 +498,13 @@ class DynamicResources:
             return None
         allocations = s.node_allocations.get(node_name)
         if allocations is None or len(allocations) != len(s.to_allocate):
+            if s.to_allocate == [s.extended]:
+                return None  # only the special claim, and the node's device plugin serves it
             return Status.as_error("claim allocation not found for node")
+        node_claim = s.node_extended.get(node_name)
         for i, alloc in zip(s.to_allocate, allocations, strict=True):
+            if i == s.extended and node_claim is None:
+                continue
             self.pending[s.claims[i].uid] = alloc
         return None
 
@@ -365,9 +527,11 @@ class DynamicResources:
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """bindClaim for each claim not reserved for the pod yet: its allocation (from
-        Reserve) and the pod in reservedFor. The allocation stays in flight until the write is
-        done (then the claim's own allocation holds its devices), and the written claim
-        replaces the one in the cycle state, for Unreserve."""
+        Reserve) and the pod in reservedFor; the special claim for extended resources is
+        created first. The allocation stays in flight until the write is done (then the
+        claim's own allocation holds its devices), and the written claim replaces the one in
+        the cycle state, for Unreserve. Then the binding conditions (see the module
+        docstring)."""
         s = state.get(_STATE_KEY)
         if s is None or not s.claims:
             return None
@@ -377,16 +541,55 @@ class DynamicResources:
                 continue  # resourceclaim.IsReservedForPod
             allocating = i in s.to_allocate
             alloc = self.pending.get(claim.uid) if allocating else claim.allocation
+            if i == s.extended:
+                node_claim = s.node_extended.get(node_name)
+                if alloc is None and not claim.spec.requests:
+                    if allocating:
+                        self.pending.pop(claim.uid, None)
+                    continue  # the node's device plugin serves the extended resources
+                if claim.name == SPECIAL_CLAIM_NAME:
+                    if node_claim is None:
+                        return Status.as_error(f"extended resource claim not found for node {node_name}")
+                    claim = self._create_extended_claim(pod, node_claim)
             updated = dataclasses.replace(claim, allocation=alloc, reserved_for=(*claim.reserved_for, consumer))
             try:
                 self.handle.update_resource_claim(updated)
             except ApiError as e:
-                return Status.as_error(str(e))
+                return Status.as_error(f"binding claim {claim.key}: {e}")
             finally:
                 if allocating:
-                    self.pending.pop(claim.uid, None)
-            s.claims[i] = self.handle.objects.resource_claim(claim.namespace, claim.name) or updated
+                    self.pending.pop(s.claims[i].uid, None)
+            s.claims[i] = self.handle.objects.resource_claim(updated.namespace, updated.name) or updated
+        if not self._binding_conditions() or not any(
+                c.allocation is not None and any(r.binding_conditions for r in c.allocation.devices) for c in s.claims):
+            return None  # hasBindingConditions: nothing to wait for
+        for claim in s.claims:
+            failed = _binding_failure(claim)
+            if failed is not None:
+                return Status.as_error(f"device binding failed: claim={claim.name}, reason={failed.reason}, "
+                                       f"message={json.dumps(failed.message)}")
+        for i, claim in enumerate(s.claims):
+            if i == s.extended and claim.allocation is None:
+                continue  # served by the node's device plugin
+            if not _binding_ready(claim):
+                # PreBind's wait: nothing offline sets the device conditions, so it ends in
+                # the binding timeout.
+                return Status.as_error(f"device binding timeout: claim={claim.name}")
         return None
+
+
+    def _create_extended_claim(self, pod: Pod, node_claim: ResourceClaim) -> ResourceClaim:
+        """createExtendedResourceClaimInAPI: the node's special claim under a generated name
+        ``<pod>-extended-resources-<5>`` (the API server's generateName)."""
+        objects = self.handle.objects
+        base = f"{pod.name}-extended-resources-"
+        name = generated_name(base, f"{pod.key}#extended-resources")
+        attempt = 0
+        while objects.resource_claim(pod.namespace, name) is not None:
+            attempt += 1
+            name = generated_name(base, f"{pod.key}#extended-resources", attempt)
+        meta = dataclasses.replace(node_claim.meta, name=name, uid=f"{pod.uid or pod.key}/{name}")
+        return dataclasses.replace(node_claim, meta=meta, allocation=None)
 
     def node_verdict(self, state: CycleState, pod: Pod, node: Node) -> NodeVerdict | None:
         """What this plugin says of ``node`` for the pod of ``state`` (``kubesched explain``),
@@ -420,7 +623,7 @@ class DynamicResources:
         if s.allocator is not None:
             on_node = s.allocator.node_devices(node)
             total = len(on_node)
-            used = sum(1 for d in on_node if d.id in s.allocator.allocated)
+            used = sum(1 for d in on_node if s.allocator.allocated.is_allocated(d.id))
         return NodeVerdict(status, tuple(devices), used, total)
 
     def allocations(self, state: CycleState, node_name: str) -> list[tuple[str, AllocationResult]]:
@@ -431,8 +634,8 @@ class DynamicResources:
         new = dict(zip(s.to_allocate, s.node_allocations.get(node_name, ()), strict=False))
         out = []
         for i, claim in enumerate(s.claims):
-            alloc = new.get(i, claim.allocation)
-            if alloc is not None:
+            alloc = claim.allocation if claim.allocation is not None else new.get(i)
+            if alloc is not None and (i != s.extended or alloc.devices):
                 out.append((claim.key, alloc))
         return out
 
@@ -465,6 +668,97 @@ def _prioritized_list_score(s: _StateData, allocations: Sequence[AllocationResul
                 if f"{req.name}/{sub.name}" in used:
                     score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - j
     return score
+
+
+def _binding_failure(claim: ResourceClaim) -> DeviceCondition | None:
+    """A true binding-failure condition of an allocated device (isClaimReadyForBinding's error)."""
+    if claim.allocation is None:
+        return None
+    for r in claim.allocation.devices:
+        if not r.binding_conditions:
+            continue
+        st = _device_status(claim, r)
+        if st is None:
+            continue
+        for cond in r.binding_failure_conditions:
+            for c in st.conditions:
+                if c.type == cond and c.status == "True":
+                    return c
+    return None
+
+
+def _binding_ready(claim: ResourceClaim) -> bool:
+    """isClaimReadyForBinding: every binding condition of every allocated device is true."""
+    if claim.allocation is None:
+        return False
+    for r in claim.allocation.devices:
+        if not r.binding_conditions:
+            continue
+        st = _device_status(claim, r)
+        if st is None:
+            return False
+        true = {c.type for c in st.conditions if c.status == "True"}
+        if any(cond not in true for cond in r.binding_conditions):
+            return False
+    return True
+
+
+def _device_status(claim: ResourceClaim, r: DeviceResult) -> AllocatedDeviceStatus | None:
+    """getAllocatedDeviceStatus: the status.devices entry of the device (driver, pool, name)."""
+    for d in claim.device_statuses:
+        if d.driver == r.driver and d.pool == r.pool and d.device == r.device:
+            return d
+    return None
+
+
+def _extended_requests(pod: Pod, wanted: Mapping[str, int], resolver: Mapping[str, DeviceClass]
+                       ) -> tuple[DeviceRequest, ...]:
+    """createRequestsAndMappings: per resource (sorted), one ExactCount request
+    ``container-<i>-request-<j>`` per long-lived container asking for it (i over init then
+    regular containers, j the resource's index among the container's sorted request names);
+    the non-sidecar init containers reuse the long-lived requests of later containers and add
+    one request for the largest remainder. Requests sorted by name."""
+    containers = [*pod.init_containers, *pod.containers]
+    n_init = len(pod.init_containers)
+    long_lived = [i for i, c in enumerate(containers) if i >= n_init or c.is_sidecar]
+    short_lived = [i for i, c in enumerate(containers) if i < n_init and not c.is_sidecar]
+    out: list[DeviceRequest] = []
+    for resource in sorted(wanted):
+        cls = resolver.get(resource)
+        if cls is None:
+            continue
+        long_requests: list[DeviceRequest | None] = [None] * len(containers)
+        for i in long_lived:
+            long_requests[i] = _container_request(i, containers[i].requests, resource, cls.name, [])
+        biggest: DeviceRequest | None = None
+        for i in short_lived:
+            req = _container_request(i, containers[i].requests, resource, cls.name, long_requests[i:])
+            if req is not None and req.exactly is not None and (
+                    biggest is None or (biggest.exactly is not None and biggest.exactly.count < req.exactly.count)):
+                biggest = req
+        if biggest is not None:
+            out.append(biggest)
+        out.extend(r for r in long_requests if r is not None)
+    return tuple(sorted(out, key=lambda r: r.name))
+
+
+def _container_request(index: int, requests: Mapping[str, Fraction], resource: str, class_name: str,
+                       reusable: Sequence[DeviceRequest | None]) -> DeviceRequest | None:
+    """createResourceRequestAndMappings: the request for what the container asks beyond the
+    reusable requests' counts, None if those cover it (or it asks for none)."""
+    q = requests.get(resource)
+    if q is None or q.denominator != 1 or q == 0:
+        return None
+    want = int(q)
+    total = 0
+    for r in reusable:
+        if r is not None and r.exactly is not None:
+            total += r.exactly.count
+            if total >= want:
+                return None
+    index_in_container = sorted(requests).index(resource)
+    name = f"container-{index}-request-{index_in_container}"
+    return DeviceRequest(name, exactly=Request(name, class_name, (), ALLOCATION_MODE_EXACT, want - total))
 
 
 def new(args: object, handle: Handle) -> DynamicResources:

@@ -4,11 +4,17 @@ MostAllocated or RequestedToCapacityRatio.
 
 Mirrors noderesources/fit.go (PreFilter, Filter, fitsRequest, Fits, PreScore, Score,
 EventsToRegister and its queueing hints) with the scorers of resource_allocation.go.
+
+DRAExtendedResource (shouldDelegateResourceToDRA): a scalar resource of the pod that a
+DeviceClass maps (``extendedResourceName`` or ``deviceclass.resource.kubernetes.io/<class>``) is
+not checked on a node without allocatable for it — DynamicResources allocates devices for it
+there. The mapped names are found once per pod (PreFilter) and the per-node test is
+``allocatable <= 0``, on the per-node and the batch paths alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +47,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Node, Pod
-from kubesched.objects.devices import DeviceClass
+from kubesched.objects.devices import DeviceClass, extended_resource_classes, is_dra_extended_resource_name
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
 from kubesched.plugins.helpers.resourcefit import PODS, ResourceFit
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION
@@ -62,6 +68,7 @@ _PRE_FILTER_KEY: StateKey[PodResourceRequest] = StateKey("PreFilter" + NAME)
 _PRE_SCORE_KEY: StateKey[PreScoreState] = StateKey("PreScore" + NAME)
 
 REASON_TOO_MANY_PODS = "Too many pods"
+_DEVICE_CLASSES = "resource.k8s.io/DeviceClass"
 _MISSING_PRE_FILTER_STATE = f'error reading "PreFilter{NAME}" from cycleState: not found'
 
 
@@ -76,13 +83,18 @@ class PodResourceRequest:
     memory: int = 0
     ephemeral_storage: int = 0
     scalar: tuple[tuple[str, int], ...] = ()
+    # The scalar resources a DeviceClass maps (DRAExtendedResource): skipped where the node
+    # has no allocatable for them.
+    dra_backed: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, pod: Pod) -> PodResourceRequest:
-        """computePodResourceRequest: PodRequests (section 3.1) without non-zero defaults."""
+    def of(cls, pod: Pod, dra_classes: Collection[str] = ()) -> PodResourceRequest:
+        """computePodResourceRequest: PodRequests (section 3.1) without non-zero defaults;
+        ``dra_classes``: the extended resource names DeviceClasses map."""
         r = pod.requests
         scalar = tuple((k, v) for k, v in r.items() if k not in _NATIVE and is_scalar_resource_name(k))
-        return cls(r.get("cpu", 0), r.get("memory", 0), r.get("ephemeral-storage", 0), scalar)
+        backed = frozenset(k for k, v in scalar if v != 0 and k in dra_classes) if dra_classes else frozenset()
+        return cls(r.get("cpu", 0), r.get("memory", 0), r.get("ephemeral-storage", 0), scalar, backed)
 
     def is_empty(self) -> bool:
         return self.milli_cpu == 0 and self.memory == 0 and self.ephemeral_storage == 0 and not self.scalar
@@ -113,12 +125,11 @@ def _is_ignored(name: str, ignored: Collection[str], ignored_groups: Collection[
 
 
 def fits_request(req: PodResourceRequest, node_info: NodeInfo, ignored: Collection[str] = (),
-                 ignored_groups: Collection[str] = (), *,
-                 delegated: Callable[[str], bool] | None = None) -> list[InsufficientResource]:
+                 ignored_groups: Collection[str] = ()) -> list[InsufficientResource]:
     """fitsRequest: every insufficient resource, in the order pods, cpu, memory,
     ephemeral-storage, then scalar resources in the pod's request order (Go iterates a map
-    here, so upstream's order among scalars is unspecified). ``delegated(name)``: 1.36's
-    shouldDelegateResourceToDRA, a scalar resource left to DynamicResources (not checked)."""
+    here, so upstream's order among scalars is unspecified). A scalar the request marks
+    DRA-backed is not checked where the node has none (shouldDelegateResourceToDRA)."""
     out: list[InsufficientResource] = []
     alloc = node_info.allocatable
     used = node_info.requested
@@ -137,9 +148,9 @@ def fits_request(req: PodResourceRequest, node_info: NodeInfo, ignored: Collecti
     for name, q in req.scalar:
         if q == 0 or _is_ignored(name, ignored, ignored_groups):
             continue
-        if delegated is not None and delegated(name):
-            continue
         a = alloc.scalar.get(name, 0)
+        if a <= 0 and name in req.dra_backed:
+            continue  # shouldDelegateResourceToDRA
         u = used.scalar.get(name, 0)
         if q > a - u:
             out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a))
@@ -147,10 +158,21 @@ def fits_request(req: PodResourceRequest, node_info: NodeInfo, ignored: Collecti
 
 
 def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Collection[str] = (),
-         ignored_resource_groups: Collection[str] = ()) -> list[InsufficientResource]:
+         ignored_resource_groups: Collection[str] = (), dra_classes: Collection[str] = ()) -> list[InsufficientResource]:
     """Fits: does the node have room for the pod? (Used by the queue's pre-check, which
-    passes no ignored resources.) Empty list = fits."""
-    return fits_request(PodResourceRequest.of(pod), node_info, ignored_resources, ignored_resource_groups)
+    passes no ignored resources.) Empty list = fits. ``dra_classes``: the extended resource
+    names DeviceClasses map (DRAExtendedResource)."""
+    return fits_request(PodResourceRequest.of(pod, dra_classes), node_info, ignored_resources, ignored_resource_groups)
+
+
+def dra_extended_resource_names(handle: Handle | None) -> frozenset[str]:
+    """The resource names the DeviceClassResolver maps, with DRAExtendedResource on (else none)."""
+    if handle is None or not handle.features.enabled("DRAExtendedResource"):
+        return frozenset()
+    objects = handle.objects
+    if objects is None:
+        return frozenset()
+    return frozenset(extended_resource_classes(objects.device_classes()))
 
 
 # ----------------------------------------------------------------------------- queueing hints
@@ -158,7 +180,7 @@ def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Collection[str] = (),
 RESOURCE_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
-def dra_extended_resource_names(classes: Collection[DeviceClass]) -> frozenset[str]:
+def class_mapped_names(classes: Collection[DeviceClass]) -> frozenset[str]:
     """The names the ExtendedResourceCache maps to a DeviceClass (GetDeviceClass != nil):
     every class's implicit ``deviceclass.resource.kubernetes.io/<name>`` and its explicit
     spec.extendedResourceName. (Which class wins a clash does not matter here: only whether
@@ -184,10 +206,7 @@ def is_fit(pod: Pod, node: Node | None, dra_names: frozenset[str] | None = None)
     """isFit: Fits on a NodeInfo holding only ``node`` (no pods); False without a node."""
     if node is None:
         return False
-    ni = NodeInfo(node)
-    alloc = ni.allocatable
-    return not fits_request(PodResourceRequest.of(pod), ni,
-                            delegated=lambda n: should_delegate_resource_to_dra(n, alloc, dra_names))
+    return not fits_request(PodResourceRequest.of(pod, dra_names or ()), NodeInfo(node))
 
 
 def have_any_requested_resources_increased(pod: Pod, original: Node, modified: Node,
@@ -309,6 +328,7 @@ class Fit:
         self._resource_fits: dict[PodResourceRequest, ResourceFit] = {}
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._oversize_unresolvable = features.enabled("UnresolvableOversize")
+        self._dra_extended = handle is not None and features.enabled("DRAExtendedResource")
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
         self._in_place_scaling = features.enabled("InPlacePodVerticalScaling")
         self._dra_extended_resource = features.enabled("DRAExtendedResource")
@@ -362,7 +382,7 @@ class Fit:
         DeviceClassResolver), only with DRAExtendedResource."""
         if not self._dra_extended_resource or self.handle is None:
             return None
-        return dra_extended_resource_names(tuple(self.handle.objects.device_classes().values()))
+        return class_mapped_names(tuple(self.handle.objects.device_classes().values()))
 
     def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         """isSchedulableAfterNodeChange: Skip unless the pod fits the (new) node alone; a
@@ -397,11 +417,18 @@ class Fit:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
+    def dra_delegated_names(self) -> frozenset[str]:
+        """The resource names left to DynamicResources where a node has no allocatable for them."""
+        return dra_extended_resource_names(self.handle) if self._dra_extended else frozenset()
+
     # ---- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         # SidecarContainers is on in v1.30, so restartable init containers are accepted
         # (and counted by PodRequests); NodeResourcesFit never Skips.
-        state.write(_PRE_FILTER_KEY, PodResourceRequest.of(pod))
+        mapped: Collection[str] = ()
+        if self._dra_extended and any(q != 0 and is_dra_extended_resource_name(n) for n, q in pod.requests.items()):
+            mapped = dra_extended_resource_names(self.handle)
+        state.write(_PRE_FILTER_KEY, PodResourceRequest.of(pod, mapped))
         return None, None
 
     def pre_filter_extensions(self) -> None:
@@ -414,7 +441,9 @@ class Fit:
         (kubesched.framework.interfaces.ResourceFitPlugin). None without PreFilter state
         (Filter then fails with an Error: the per-node path reports it)."""
         req = state.get(_PRE_FILTER_KEY)
-        if req is None:
+        if req is None or req.dra_backed:
+            # A resource left to DynamicResources on some nodes is no arithmetic (and that
+            # plugin's Filter has no fast path either).
             return None
         fit = self._resource_fits.get(req)
         if fit is None:
@@ -454,12 +483,17 @@ class Fit:
         short = [sel.take(table.pod_count) >= sel.take(table.alloc_pods)]  # n_pods + 1 > allowed
         over: BoolArray | None = None
 
-        def check(reason: str, q: int, alloc: IntArray, used: IntArray | None) -> None:
+        def check(reason: str, q: int, alloc: IntArray, used: IntArray | None, delegated: bool = False) -> None:
             nonlocal over
             reasons.append(reason)
-            short.append(q > (alloc - used if used is not None else alloc))
+            lacking = q > (alloc - used if used is not None else alloc)
+            too_big = q > alloc
+            if delegated:  # shouldDelegateResourceToDRA where the node has none
+                lacking &= alloc > 0
+                too_big &= alloc > 0
+            short.append(lacking)
             if self._oversize_unresolvable:
-                over = q > alloc if over is None else over | (q > alloc)
+                over = too_big if over is None else over | too_big
 
         if not req.is_empty():
             if req.milli_cpu > 0:
@@ -475,7 +509,8 @@ class Fit:
                 alloc_col = table.scalar_alloc.get(name)
                 req_col = table.scalar_req.get(name)
                 alloc = sel.take(alloc_col) if alloc_col is not None else np.zeros(sel.size, np.int64)
-                check(f"Insufficient {name}", q, alloc, sel.take(req_col) if req_col is not None else None)
+                check(f"Insufficient {name}", q, alloc, sel.take(req_col) if req_col is not None else None,
+                      name in req.dra_backed)
         return reasons, short, over
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
