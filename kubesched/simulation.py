@@ -141,11 +141,15 @@ class Simulator:
     def __init__(self, objs: ClusterObjects, config: KubeSchedulerConfiguration | None = None, *,
                  deterministic: bool = False, seed: int | None = None,
                  registry: Mapping[str, Factory] | None = None, check_invariants: bool | None = None,
-                 features: Features | None = None) -> None:
+                 features: Features | None = None, informer_lists: bool | None = None) -> None:
         """``check_invariants``: check the scheduler's invariants after every cycle of :meth:`run`
         (kubesched._runtime.invariants; None: the KUBESCHED_CHECK_INVARIANTS environment variable).
         ``features``: the kube-scheduler release (and gates) that decides; default the one the
-        objects were admitted with (``objs.features``)."""
+        objects were admitted with (``objs.features``). ``informer_lists``: the objects reach
+        the caches fed only by informer events (the ExtendedResourceCache of DeviceClasses) as
+        an informer's initial list; default: unless ``deterministic`` — the conformance
+        procedure, like its reference harness, replays no events, so no DeviceClass serves an
+        extended resource there."""
         self.objs = objs
         self.features = features if features is not None else objs.features
         self.config = config if config is not None else default_configuration(features=self.features)
@@ -157,6 +161,8 @@ class Simulator:
             if p.node_name and not p.is_terminal:
                 self.cache.add_pod(p)
         self.objects = MemoryObjects.from_cluster(objs)
+        if informer_lists if informer_lists is not None else not deterministic:
+            self.objects.observe_device_classes()
         self.nominator = QueueNominator(pod_lister=self.objects.pod)
         self.current: dict[str, Pod] = {p.uid: p for p in objs.pods}
         self.deleted: set[str] = set()

@@ -109,7 +109,7 @@ class TimelineSimulator(Simulator):
                  deterministic: bool = False, max_attempts: int = MAX_ATTEMPTS_PER_POD,
                  check_invariants: bool | None = None, features: Features | None = None) -> None:
         super().__init__(objs, config, deterministic=deterministic, seed=seed, registry=registry,
-                         check_invariants=check_invariants, features=features)
+                         check_invariants=check_invariants, features=features, informer_lists=True)
         self.max_attempts = max_attempts
         self._gave_up: dict[str, str] = {}  # pod key -> last message, for pods no longer retried
         pending_ts = [p.meta.creation_timestamp or 0.0 for p in objs.pods if not p.node_name]

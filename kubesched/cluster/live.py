@@ -88,6 +88,7 @@ from kubesched.objects.devices import (
     ResourceClaim,
     ResourceSlice,
     allocation_json,
+    extended_resource_classes,
     parse_resource_claim,
 )
 from kubesched.objects.parse import PARSERS, parse_pod
@@ -1547,6 +1548,10 @@ class LiveObjects:
 
     def device_classes(self) -> Mapping[str, DeviceClass]:
         return {c.name: c for c in self._all("deviceclasses")}
+
+    def extended_resource_classes(self) -> Mapping[str, DeviceClass]:
+        """The ExtendedResourceCache, fed by the DeviceClass informer: every class it holds."""
+        return extended_resource_classes(self.device_classes())
 
     def resource_slices(self) -> Sequence[ResourceSlice]:
         return self._all("resourceslices")

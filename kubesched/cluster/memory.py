@@ -18,7 +18,7 @@ from kubesched.objects import (
     StorageClass,
     Workload,
 )
-from kubesched.objects.devices import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.objects.devices import DeviceClass, ResourceClaim, ResourceSlice, extended_resource_classes
 
 
 class MemoryObjects:
@@ -40,7 +40,10 @@ class MemoryObjects:
         device_classes: Iterable[DeviceClass] = (),
         resource_slices: Iterable[ResourceSlice] = (),
         resource_claims: Iterable[ResourceClaim] = (),
+        device_classes_observed: bool = True,
     ) -> None:
+        """``device_classes_observed``: the ExtendedResourceCache has seen the DeviceClasses
+        (an informer's initial list); False leaves it empty until :meth:`observe_device_classes`."""
         self._pvcs = {(c.namespace, c.name): c for c in pvcs}
         self._pvs = {v.name: v for v in pvs}
         self._scs = {s.name: s for s in storage_classes}
@@ -56,6 +59,7 @@ class MemoryObjects:
         self._pdbs = list(pdbs)
         self._pods = {(p.namespace, p.name): p for p in pods}
         self._device_classes = {c.name: c for c in device_classes}
+        self._observed: set[str] = set(self._device_classes) if device_classes_observed else set()
         self._slices = list(resource_slices)
         self._claims = {(c.namespace, c.name): c for c in resource_claims}
 
@@ -66,6 +70,7 @@ class MemoryObjects:
             csidrivers=objs.csidrivers, services=objs.services, workloads=objs.workloads,
             namespaces=objs.namespaces, pdbs=objs.pdbs, pods=objs.pods, device_classes=objs.device_classes,
             resource_slices=objs.resource_slices, resource_claims=objs.resource_claims,
+            device_classes_observed=False,
         )
 
     def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
@@ -127,6 +132,17 @@ class MemoryObjects:
 
     def resource_slices(self) -> Sequence[ResourceSlice]:
         return self._slices
+
+    def extended_resource_classes(self) -> Mapping[str, DeviceClass]:
+        """The ExtendedResourceCache: fed only by DeviceClass events (:meth:`observe_device_classes`,
+        the informer's initial list), as upstream's chained DeviceClass handler is. A run
+        that replays no events (the conformance procedure, like the reference harness) has
+        it empty: no extended resource is served by DRA there."""
+        return extended_resource_classes({n: c for n, c in self._device_classes.items() if n in self._observed})
+
+    def observe_device_classes(self) -> None:
+        """The DeviceClass informer's initial list reached the ExtendedResourceCache."""
+        self._observed = set(self._device_classes)
 
     def set_resource_claim(self, claim: ResourceClaim) -> None:
         """The claim's status written (allocation, reservedFor), or a new claim created."""

@@ -86,6 +86,12 @@ class ObjectLister(Protocol):
 
     def resource_slices(self) -> Sequence[ResourceSlice]: ...
 
+    def extended_resource_classes(self) -> Mapping[str, DeviceClass]:
+        """The DeviceClassResolver (DRAExtendedResource): extended resource name -> the
+        DeviceClass serving it, as the ExtendedResourceCache knows them. Upstream fills that
+        cache only from DeviceClass informer events."""
+        ...
+
 
 class PodNominator(Protocol):
     """Nominated pods per node (the queue's nominator)."""

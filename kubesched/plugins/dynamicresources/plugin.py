@@ -83,7 +83,6 @@ from kubesched.objects.devices import (
     DeviceResult,
     Request,
     ResourceClaim,
-    extended_resource_classes,
     is_dra_extended_resource_name,
 )
 from kubesched.objects.resources import is_scalar_resource_name
@@ -285,7 +284,7 @@ class DynamicResources:
         the pod), else a new in-memory one without requests."""
         if not self.handle.features.enabled("DRAExtendedResource"):
             return None
-        resolver = extended_resource_classes(classes)
+        resolver = dict(self.handle.objects.extended_resource_classes())
         if not any(q != 0 and is_dra_extended_resource_name(n) and n in resolver for n, q in pod.requests.items()):
             return None
         s.resolver = resolver

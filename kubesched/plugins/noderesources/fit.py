@@ -47,7 +47,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.objects import Node, Pod
-from kubesched.objects.devices import DeviceClass, extended_resource_classes, is_dra_extended_resource_name
+from kubesched.objects.devices import DeviceClass, is_dra_extended_resource_name
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
 from kubesched.plugins.helpers.resourcefit import PODS, ResourceFit
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION
@@ -172,25 +172,12 @@ def dra_extended_resource_names(handle: Handle | None) -> frozenset[str]:
     objects = handle.objects
     if objects is None:
         return frozenset()
-    return frozenset(extended_resource_classes(objects.device_classes()))
+    return frozenset(objects.extended_resource_classes())
 
 
 # ----------------------------------------------------------------------------- queueing hints
 # resourceapi.ResourceDeviceClassPrefix: the implicit extended resource name of a DeviceClass.
 RESOURCE_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
-
-
-def class_mapped_names(classes: Collection[DeviceClass]) -> frozenset[str]:
-    """The names the ExtendedResourceCache maps to a DeviceClass (GetDeviceClass != nil):
-    every class's implicit ``deviceclass.resource.kubernetes.io/<name>`` and its explicit
-    spec.extendedResourceName. (Which class wins a clash does not matter here: only whether
-    one exists is asked.)"""
-    names: set[str] = set()
-    for c in classes:
-        names.add(RESOURCE_DEVICE_CLASS_PREFIX + c.name)
-        if c.extended_resource_name:
-            names.add(c.extended_resource_name)
-    return frozenset(names)
 
 
 def should_delegate_resource_to_dra(name: str, allocatable: Resource | None, dra_names: frozenset[str] | None) -> bool:
@@ -382,7 +369,7 @@ class Fit:
         DeviceClassResolver), only with DRAExtendedResource."""
         if not self._dra_extended_resource or self.handle is None:
             return None
-        return class_mapped_names(tuple(self.handle.objects.device_classes().values()))
+        return frozenset(self.handle.objects.extended_resource_classes())
 
     def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         """isSchedulableAfterNodeChange: Skip unless the pod fits the (new) node alone; a

@@ -72,11 +72,14 @@ spec:
 {refs}"""
 
 
-def simulate(tmp_path: Path, *docs: str, features: Features = FEATURES_1_36) -> tuple[list[dict[str, Any]], Simulator]:
+def simulate(tmp_path: Path, *docs: str, features: Features = FEATURES_1_36,
+             informer_lists: bool = True) -> tuple[list[dict[str, Any]], Simulator]:
+    """The deterministic procedure, with the DeviceClasses reaching the ExtendedResourceCache
+    as a running scheduler's informer list would bring them (``informer_lists``)."""
     f = tmp_path / "s.yaml"
     f.write_text("\n---\n".join(docs))
     objs = load_manifests([f], controllers="none", features=features)
-    sim = Simulator(objs, deterministic=True, features=features)
+    sim = Simulator(objs, deterministic=True, features=features, informer_lists=informer_lists)
     return [step_to_json(s) for s in sim.run().steps], sim
 
 
@@ -320,6 +323,16 @@ def test_without_the_gate_an_unmapped_extended_resource_is_insufficient(tmp_path
                                     "deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful "
                                     "for scheduling.")
     assert sim.objects.resource_claims() == []
+
+
+def test_the_conformance_procedure_replays_no_device_class_events_so_no_class_serves_an_extended_resource(
+        tmp_path: Path) -> None:
+    # As the v1.36.2 reference traces show (corpus 4, 0025): the ExtendedResourceCache is fed
+    # only by DeviceClass events, which the procedure does not replay.
+    steps, sim = simulate(tmp_path, node("n1"), GPUS, MAPPED_CLASS, extended_pod("example.com/gpu", 2),
+                          informer_lists=False)
+    assert steps[-1]["message"].startswith("0/1 nodes are available: 1 Insufficient example.com/gpu.")
+    assert sim.objects.extended_resource_classes() == {}
 
 
 def test_of_two_classes_naming_one_resource_the_newest_wins(tmp_path: Path) -> None:
