@@ -21,6 +21,7 @@ from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.invariants import ClusterView, InvariantChecker, new_checker
 from kubesched._runtime.profile import build_framework
+from kubesched.cluster.binding import binding_labels, clears_nomination
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.cluster.pvcontroller import complete_volume_bindings
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
@@ -217,9 +218,20 @@ class Simulator:
                            f"assigned to node \"{cur.node_name}\"", status=409)
         if pod.uid in self.deleted:
             raise ApiError(f'pods "{pod.name}" not found', status=404)
-        bound = dataclasses.replace(cur or pod, node_name=node, nominated_node_name="", start_time=pod.start_time)
+        base = cur or pod
+        # The API server's side of the binding (kubesched.cluster.binding): 1.36 clears the
+        # nomination and copies the node's zone/region labels onto the pod.
+        nominated = "" if clears_nomination(self.features) else base.nominated_node_name
+        ni = self.cache.node_infos.get(node)
+        extra = binding_labels(self.features, ni.node.meta.labels) if ni is not None and ni.node is not None else {}
+        relabelled = bool(extra) and any(base.meta.labels.get(k) != v for k, v in extra.items())
+        if relabelled:
+            base = dataclasses.replace(base, meta=dataclasses.replace(base.meta, labels={**base.meta.labels, **extra}))
+        bound = dataclasses.replace(base, node_name=node, nominated_node_name=nominated, start_time=pod.start_time)
         self.current[pod.uid] = bound
         self.objects.set_pod(bound)
+        if relabelled:
+            self._relabel_in_cache(bound)
         if self.invariants is not None:
             self.invariants.record_bind(pod, node)
 
@@ -237,6 +249,16 @@ class Simulator:
 
     def on_volumes_bound(self) -> None:
         """Hook for the timeline (cluster events for the bound claims)."""
+
+    def _relabel_in_cache(self, bound: Pod) -> None:
+        """The informer's view of a pod the binding relabelled replaces the assumed one."""
+        if self.cache.node_of(bound) != bound.node_name:
+            return
+        was_assumed = bound.uid in self.cache.assumed
+        self.cache.remove_pod(bound)
+        self.cache.add_pod(bound)
+        if was_assumed:
+            self.cache.assumed.add(bound.uid)
 
     def _delete(self, victim: Pod, reason: str, preemptor: Pod | None = None) -> None:
         """Preemption deletes a victim at once (the trace procedure: no graceful termination)."""

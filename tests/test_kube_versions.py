@@ -296,3 +296,43 @@ spec:
 """]
     assert run(tmp_path, docs, FEATURES_1_30)[-1]["outcome"] == "Unschedulable"
     assert run(tmp_path, docs, FEATURES_1_36)[-1]["node"] == "n1"
+
+
+ZONED = [node("n1", labels="topology.kubernetes.io/zone: a, topology.kubernetes.io/region: r1"), """
+apiVersion: v1
+kind: Pod
+metadata: {name: first, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec: {containers: [{name: c, image: i}]}
+status: {nominatedNodeName: n1}
+""", """
+apiVersion: v1
+kind: Pod
+metadata: {name: second, creationTimestamp: "2024-01-01T00:00:01Z"}
+spec:
+  containers: [{name: c, image: i}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {topology.kubernetes.io/zone: a}}}
+"""]
+
+
+@pytest.mark.parametrize(("features", "second", "labels", "nominated"), [
+    pytest.param(FEATURES_1_36, None, {"topology.kubernetes.io/zone": "a", "topology.kubernetes.io/region": "r1"}, "",
+                 id="1.36: the binding copies the node's zone and region onto the pod and clears its nomination"),
+    pytest.param(FEATURES_1_30, "n1", {}, "n1", id="v1.30: the bound pod keeps its labels and its nomination"),
+])
+def test_the_api_server_s_binding_relabels_the_pod_and_clears_its_nomination(
+        tmp_path: Path, features: Features, second: str | None, labels: dict[str, str], nominated: str) -> None:
+    # PodTopologyLabelsAdmission + ClearingNominatedNodeNameAfterBinding (1.35 beta): "second"
+    # repels pods labelled zone=a -- which "first" becomes only through its binding in 1.36.
+    f = tmp_path / "s.yaml"
+    f.write_text("\n---\n".join(textwrap.dedent(d) for d in ZONED))
+    objs = load_manifests([f], controllers="none", features=features)
+    sim = Simulator(objs, deterministic=True, features=features)
+    steps = [step_to_json(s) for s in sim.run().steps]
+    assert steps[0]["node"] == "n1"
+    assert steps[1].get("node") == second
+    first = sim.current[next(p.uid for p in objs.pods if p.name == "first")]
+    assert dict(first.meta.labels) == labels
+    assert first.nominated_node_name == nominated

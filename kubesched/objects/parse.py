@@ -6,6 +6,7 @@ Every parser takes the raw mapping and raises :class:`FieldError` naming the fie
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Callable, Mapping
@@ -458,6 +459,69 @@ def _pod_resources(spec: Raw, features: Features) -> _PodResources:
     return containers, init, overhead, requests, nz_cpu, nz_mem, score
 
 
+def _status_effective_requests(containers: tuple[Container, ...], init: tuple[Container, ...], spec: Raw,
+                               status: Raw, features: Features
+                               ) -> tuple[dict[str, int], int, int, dict[str, int]] | None:
+    """PodRequests with UseStatusResources (InPlacePodVerticalScaling): a container whose
+    status reports ``resources`` counts max(spec, actuated, allocated) of its requests
+    (determineEffectiveRequests; max(actuated, allocated) while the resize is Infeasible: a
+    PodResizePending condition with reason Infeasible), the regular containers and the
+    restartable init containers alike; pod-level requests likewise from ``status.resources``
+    with InPlacePodLevelResourcesVerticalScaling. None when no status resources apply."""
+    infeasible = any(isinstance(c, Mapping) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
+                     for c in status.get("conditions") or ())
+
+    def effective(spec_reqs: Mapping[str, Fraction], actuated: Mapping[str, Fraction],
+                  allocated: Mapping[str, Fraction]) -> dict[str, Fraction]:
+        out: dict[str, Fraction] = {} if infeasible else dict(spec_reqs)
+        for other in (actuated, allocated):
+            for k, v in other.items():
+                if k not in out or v > out[k]:
+                    out[k] = v
+        return out
+
+    by_name: dict[str, Raw] = {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for i, cs in enumerate(_list(status.get(key), f"status.{key}")):
+            m = _map(cs, f"status.{key}[{i}]")
+            if m.get("resources") is not None:
+                by_name[_str(m.get("name"), f"status.{key}[{i}].name")] = m
+    changed = False
+
+    def apply(c: Container, path: str) -> Container:
+        nonlocal changed
+        cs = by_name.get(c.name)
+        if cs is None:
+            return c
+        actuated = _resource_list(_map(cs.get("resources"), f"{path}.resources").get("requests"),
+                                  f"{path}.resources.requests")
+        allocated = _resource_list(cs.get("allocatedResources"), f"{path}.allocatedResources")
+        reqs = effective(c.requests, actuated, allocated)
+        if reqs == dict(c.requests):
+            return c
+        changed = True
+        return dataclasses.replace(c, requests=reqs)
+
+    eff_containers = tuple(apply(c, f"status.containerStatuses[{c.name}]") for c in containers)
+    eff_init = tuple(apply(c, f"status.initContainerStatuses[{c.name}]") if c.is_sidecar else c for c in init)
+    pod_level = _pod_level_requests(spec, containers, init) if features.enabled("PodLevelResources") else None
+    if pod_level is not None and features.enabled("InPlacePodLevelResourcesVerticalScaling") \
+            and status.get("resources") is not None:
+        actuated = _resource_list(_map(status.get("resources"), "status.resources").get("requests"),
+                                  "status.resources.requests")
+        allocated = _resource_list(status.get("allocatedResources"), "status.allocatedResources")
+        eff = effective(pod_level, actuated, allocated)
+        new_level = {k: eff.get(k, Fraction(0)) for k in pod_level}
+        if new_level != dict(pod_level):
+            changed = True
+            pod_level = new_level
+    if not changed:
+        return None
+    overhead = _resource_list(spec.get("overhead"), "spec.overhead") if spec.get("overhead") is not None else None
+    return compute_pod_resources(eff_containers, eff_init, overhead, pod_level=pod_level,
+                                 sidecar_non_zero=features.enabled("SidecarAccounting"))
+
+
 def _memo(cache: dict[bytes, _T], value: Any, make: Callable[[], _T]) -> _T:
     """``make()``, shared by the pods decoded from the API's JSON whose ``value`` serialises
     alike (the pods of one template: a ReplicaSet's, a Job's). Keyed by the JSON, which for
@@ -541,6 +605,11 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
             lambda: _pod_resources(spec, feats))
     else:
         containers, init, overhead, requests, nz_cpu, nz_mem, score = _pod_resources(spec, feats)
+    if feats.enabled("InPlacePodVerticalScaling") and (status.get("containerStatuses") or status.get(
+            "initContainerStatuses") or status.get("resources")):
+        effective = _status_effective_requests(containers, init, spec, status, feats)
+        if effective is not None:
+            requests, nz_cpu, nz_mem, score = effective
     node_selector = parse_string_map(spec.get("nodeSelector"), "spec.nodeSelector") if spec.get("nodeSelector") is not None else None
     gates = []
     for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates")):

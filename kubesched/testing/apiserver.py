@@ -90,6 +90,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from kubesched.cluster.binding import binding_labels, clears_nomination
 from kubesched.cluster.resources import (
     RESOURCE_BY_KIND,
     RESOURCES,
@@ -106,6 +107,7 @@ from kubesched.cluster.resources import (
     status_body,
 )
 from kubesched.errors import FieldError
+from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.objects.devices import DRA_PARSERS
 from kubesched.objects.parse import PARSERS
 
@@ -204,7 +206,10 @@ class ApiStore:
     """Objects by resource and namespace/name, the global revision, the event history and
     the open watches. Thread-safe; every method raises :class:`ApiStatusError` for refusals."""
 
-    def __init__(self, *, history: int = 100_000) -> None:
+    def __init__(self, *, history: int = 100_000, features: Features | None = None) -> None:
+        """``features``: the release whose API server behaviour is served (binding clears the
+        nomination and copies topology labels from 1.35 on; /version reports it)."""
+        self.features = features if features is not None else DEFAULT_FEATURES
         self._lock = threading.RLock()
         self.rv = 0
         self.history = history
@@ -642,8 +647,16 @@ class ApiStore:
                 raise _conflict("pods/binding", name, f"pod {name} has non-empty .spec.schedulingGates")
             out = copy.deepcopy(cur)
             out.setdefault("spec", {})["nodeName"] = node
+            if clears_nomination(self.features) and (out.get("status") or {}).get("nominatedNodeName"):
+                out["status"]["nominatedNodeName"] = ""
             if bmeta.get("annotations"):
                 out["metadata"].setdefault("annotations", {}).update(bmeta["annotations"])
+            # podtopologylabels admission on the Binding, then copyLabelsWithOverwriting.
+            node_obj = self._objects["nodes"].get(("", node))
+            node_labels = ((node_obj or {}).get("metadata") or {}).get("labels") or {}
+            extra = binding_labels(self.features, node_labels)
+            if extra:
+                out["metadata"]["labels"] = {**(out["metadata"].get("labels") or {}), **extra}
             conditions = [c for c in (out.setdefault("status", {}).get("conditions") or [])]
             now = self._now()
             for i, c in enumerate(conditions):
@@ -832,11 +845,13 @@ class LocalApiServer:
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, history: int = 100_000,
                  bookmark_interval: float = 1.0, log_level: str = "critical", certfile: str | None = None,
-                 keyfile: str | None = None, client_ca: str | None = None, max_recorded: int = 200_000) -> None:
+                 keyfile: str | None = None, client_ca: str | None = None, max_recorded: int = 200_000,
+                 features: Features | None = None) -> None:
         """``certfile``/``keyfile`` serve HTTPS; ``client_ca`` then requires client
         certificates signed by it. The last ``max_recorded`` requests are kept in
-        :attr:`requests`."""
-        self.store = ApiStore(history=history)
+        :attr:`requests`. ``features``: the Kubernetes release served (default the newest
+        kubesched decides)."""
+        self.store = ApiStore(history=history, features=features)
         self.host = host
         self._tls = (certfile, keyfile, client_ca)
         self.bookmark_interval = bookmark_interval
@@ -1049,7 +1064,9 @@ class LocalApiServer:
         if path in ("healthz", "livez", "readyz"):
             return Response("ok", media_type="text/plain")
         if path == "version":
-            return JSONResponse({"major": "1", "minor": "30", "gitVersion": "v1.30.0-kubesched-local"})
+            v = self.store.features.version
+            return JSONResponse({"major": str(v.major), "minor": str(v.minor),
+                                 "gitVersion": f"v{v.major}.{v.minor}.0-kubesched-local"})
         if path == "debug/requests":
             # Not a Kubernetes path: the request log, for a client in another process (bench).
             return JSONResponse([{"verb": c.verb, "group": c.group, "resource": c.resource,

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     MAX_NODE_SCORE,
     ClusterEventWithHint,
@@ -41,10 +42,22 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-def pod_image_names(pod: Pod) -> list[str]:
-    """Normalized images of the init containers, then of the regular containers."""
-    return [normalized_image_name(c.image) for c in pod.init_containers] + [
+def pod_image_names(pod: Pod, image_volumes: bool = False) -> list[str]:
+    """Normalized images of the init containers, then of the regular containers, then (1.36,
+    ImageVolume) of the image volumes' ``image.reference`` (sumImageScores)."""
+    names = [normalized_image_name(c.image) for c in pod.init_containers] + [
         normalized_image_name(c.image) for c in pod.containers]
+    if image_volumes:
+        for v in pod.volumes:
+            ref = v.source.get("reference") if v.kind == "image" else None
+            if isinstance(ref, str):
+                names.append(normalized_image_name(ref))
+    return names
+
+
+def num_containers(pod: Pod) -> int:
+    """The threshold's container count: image volumes do not raise it."""
+    return len(pod.init_containers) + len(pod.containers)
 
 
 def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
@@ -133,15 +146,16 @@ class _ImageIndex:
                 holders.setdefault(name, {})[r] = None
             self.epoch += 1
 
-    def row_scores(self, by_row: Sequence[NodeInfo | None], total: int, names: Sequence[str]) -> IntArray | None:
+    def row_scores(self, by_row: Sequence[NodeInfo | None], total: int, names: Sequence[str],
+                   containers: int) -> IntArray | None:
         """calculatePriority(sumImageScores) for every row, or None when no node holds any of
-        ``names`` (every score is then 0)."""
+        ``names`` (every score is then 0); ``containers`` sets the threshold."""
         size = self.table.size
         at = (self.epoch, total, size)
         if self.scores_at != at:
             self.scores.clear()
             self.scores_at = at
-        key = tuple(names)
+        key = (*names, str(containers))
         got = self.scores.get(key)
         if got is not None:
             return got
@@ -156,7 +170,7 @@ class _ImageIndex:
                           for r in held]
             # One entry per container: an image used twice counts twice, as upstream.
             np.add.at(sums, np.array(held, np.int64), np.array(img_scores, np.int64))
-        max_threshold = MAX_CONTAINER_THRESHOLD * len(names)
+        max_threshold = MAX_CONTAINER_THRESHOLD * containers
         s = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.where(sums > max_threshold, max_threshold, sums))
         # Operands are non-negative and max_threshold > MIN_THRESHOLD (>= 1 container), so
         # floor division equals Go's truncation.
@@ -181,6 +195,8 @@ class ImageLocality:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        features = handle.features if handle is not None else DEFAULT_FEATURES
+        self._image_volumes = features.enabled("ImageVolume")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Upstream ImageLocality is no EnqueueExtensions: a Score plugin rejects no pod.
@@ -189,14 +205,14 @@ class ImageLocality:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """ImageLocality.Score."""
         total_num_nodes = len(self.handle.snapshot.list())
-        names = pod_image_names(pod)
-        return calculate_priority(sum_image_scores(node_info, names, total_num_nodes), len(names))
+        names = pod_image_names(pod, self._image_volumes)
+        return calculate_priority(sum_image_scores(node_info, names, total_num_nodes), num_containers(pod))
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
-        names = pod_image_names(pod)
+        names = pod_image_names(pod, self._image_volumes)
         infos = self.handle.snapshot.list()
         by_row = row_node_infos(table, infos)
-        scores = _image_index(table, by_row).row_scores(by_row, len(infos), names)
+        scores = _image_index(table, by_row).row_scores(by_row, len(infos), names, num_containers(pod))
         if scores is None:
             # No image of the pod on any node: every sum is 0, below minThreshold -> 0.
             return np.zeros(len(rows), np.int64)
