@@ -4,6 +4,7 @@ API server, and waiting with a deadline."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
 import time
 from collections import Counter
@@ -11,7 +12,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubesched.cluster.live import ApiClient, Backoff, ClusterConfig, LiveCluster, LiveOptions
-from kubesched.config import KubeSchedulerConfiguration
+from kubesched.config import KubeSchedulerConfiguration, default_configuration
+from kubesched.features import Features
 from kubesched.live.runner import LiveScheduler
 from kubesched.testing.apiserver import LocalApiServer
 
@@ -97,10 +99,15 @@ def events(api: LocalApiServer, reason: str | None = None) -> list[dict[str, Any
 @contextlib.contextmanager
 def live_scheduler(api: LocalApiServer, config: KubeSchedulerConfiguration | None = None, *,
                    deterministic: bool = True, names: tuple[str, ...] = ("default-scheduler",),
-                   options: LiveOptions = FAST) -> Iterator[LiveScheduler]:
+                   options: LiveOptions = FAST, features: Features | None = None) -> Iterator[LiveScheduler]:
+    """``features``: the release deciding (default: the configuration's, else the newest)."""
     client = ApiClient(ClusterConfig(server=api.url), qps=0, timeout=10.0)
+    if features is not None:
+        options = dataclasses.replace(options, features=features)
+        if config is None:
+            config = default_configuration(features=features)
     cluster = LiveCluster(client, scheduler_names=names, options=options)
-    sched = LiveScheduler(config, cluster, deterministic=deterministic)
+    sched = LiveScheduler(config, cluster, deterministic=deterministic, features=features)
     try:
         sched.start_loop()
         yield sched

@@ -18,6 +18,7 @@ import yaml
 from kubesched.cluster.live import API_CALLS, ApiCall, ApiClient, ClusterConfig, LiveCluster
 from kubesched.config import default_configuration
 from kubesched.config.loader import parse_config
+from kubesched.features import FEATURES_1_30, FEATURES_1_36
 from kubesched.framework import Code, CycleState, Status
 from kubesched.live.runner import LiveScheduler, run_scheduler
 from kubesched.objects import Pod, load_manifests
@@ -185,14 +186,15 @@ def test_preemption_deletes_the_victim_with_its_uid_and_nominates_the_node(api: 
 
 def test_a_victim_already_terminating_is_still_preempted_with_the_condition_delete_and_event(
         api: LocalApiServer) -> None:
-    """prepareCandidate has no special case for a victim being deleted already: it gets the
-    DisruptionTarget condition, the DELETE (a no-op for the API server) and the Preempted event."""
+    """v1.30's prepareCandidate has no special case for a victim being deleted already: it gets
+    the DisruptionTarget condition, the DELETE (a no-op for the API server) and the Preempted
+    event."""
     api.create(priority_class("low", 10))
     api.create(priority_class("high", 1000))
     api.create(node("n1", "1"))
     victim = api.create(pod("victim", "1", node_name="n1", priority_class="low", grace=30))
     api.delete("pods", "victim", "default")  # terminating for 30 s
-    with live_scheduler(api):
+    with live_scheduler(api, features=FEATURES_1_30):
         api.create(pod("preemptor", "1", priority_class="high"))
         wait_until(lambda: api.get("pods", "preemptor", "default")["status"].get("nominatedNodeName"),
                    what="nominatedNodeName")
@@ -203,6 +205,25 @@ def test_a_victim_already_terminating_is_still_preempted_with_the_condition_dele
         preempted = wait_until(lambda: events(api, "Preempted"), what="Preempted event")
         assert preempted[0]["regarding"]["name"] == "victim"
     api.delete("pods", "victim", "default", {"gracePeriodSeconds": 0})
+
+
+def test_in_1_36_a_victim_already_terminating_gets_no_second_deletion(api: LocalApiServer) -> None:
+    """1.36's executor skips a victim with a deletionTimestamp (no condition, DELETE or event);
+    the preemptor is nominated all the same and binds once the victim is gone."""
+    api.create(priority_class("low", 10))
+    api.create(priority_class("high", 1000))
+    api.create(node("n1", "1"))
+    api.create(pod("victim", "1", node_name="n1", priority_class="low", grace=30))
+    api.delete("pods", "victim", "default")  # terminating for 30 s
+    with live_scheduler(api, features=FEATURES_1_36):
+        api.create(pod("preemptor", "1", priority_class="high"))
+        wait_until(lambda: api.get("pods", "preemptor", "default")["status"].get("nominatedNodeName"),
+                   what="nominatedNodeName")
+        time.sleep(0.3)  # the async preemption would have run by now
+        assert api.calls("delete", "pods") == []
+        assert events(api, "Preempted") == []
+        api.delete("pods", "victim", "default", {"gracePeriodSeconds": 0})
+        wait_until(lambda: placements(api).get("preemptor") == "n1", what="the preemptor bound")
 
 
 # ------------------------------------------------------------------------------------ faults
@@ -254,7 +275,10 @@ def test_a_relist_is_an_update_of_every_object_as_the_informer_replace_delivers_
     affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}
     api.create(pod("wants", "500m", affinity=affinity))
-    with live_scheduler(api) as sched:
+    # v1.30: every assigned-pod update moves the pods whose affinity it matches. (1.36's hints
+    # see an update that changes nothing as a plain Update, which InterPodAffinity, registered
+    # for label changes only, is not asked about.)
+    with live_scheduler(api, features=FEATURES_1_30) as sched:
         wait_until(lambda: sched.stats.attempts["unschedulable"] == 1, what="wants attempted")
         time.sleep(1.2)  # wants' backoff is over: a move sends it to the activeQ at once
         api.expire_next_watch(20)
