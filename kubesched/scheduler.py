@@ -276,6 +276,9 @@ class Scheduler:
         # Called after a successful bind with the cycle state (the simulator completes volume
         # bindings there, as the PV controller would).
         self.on_bound: Callable[[CycleState, Pod, str], None] | None = None
+        # NominatedNodeNameForExpectation: the driver writes status.nominatedNodeName (the API
+        # call in `run`, the pod's view in the simulators). None: nothing to write.
+        self.nominate_for_expectation: Callable[[Pod, str], None] | None = None
         # Called in the binding cycle after the PreBind plugins succeeded, before Bind: live
         # mode writes VolumeBinding's decisions to the API and waits for the PV controller
         # there (BindPodVolumes). A non-success Status fails the binding cycle as a PreBind
@@ -897,6 +900,15 @@ class Scheduler:
         cycle runs: the simulators run it once ``attempt.waiting.done``."""
         fwk, state, assumed, host = attempt.framework, attempt.state, attempt.assumed, attempt.host
         assert fwk is not None and state is not None and assumed is not None
+        if self.features.enabled("NominatedNodeNameForExpectation"):
+            # 1.36: when PreBind has work or the pod waited at Permit, tell the world where the
+            # pod is about to go (status.nominatedNodeName; the binding clears it again).
+            flight = fwk.run_pre_bind_pre_flights(state, assumed, host)
+            if flight is not None and (flight.code == Code.ERROR or flight.is_rejected()):
+                return self._fail_after_assume(attempt, flight, fit_error=False)
+            if (flight is None or flight.is_success() or attempt.waiting is not None) \
+                    and self.nominate_for_expectation is not None:
+                self.nominate_for_expectation(assumed, host)
         if attempt.waiting is not None:
             # WaitOnPermit: the pod leaves the waiting map whatever the decision.
             wp = attempt.waiting

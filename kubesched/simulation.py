@@ -192,6 +192,7 @@ class Simulator:
             extenders=self.extenders, bind=self._bind, features=self.features,
         )
         self.scheduler.on_bound = self._complete_volume_bindings
+        self.scheduler.nominate_for_expectation = self._nominate_for_expectation
         # Called with every recorded step (the CLI's progress bar); never changes a decision.
         self.on_step: Callable[[Step], None] | None = None
         self.check_invariants = check_invariants
@@ -249,6 +250,15 @@ class Simulator:
 
     def on_volumes_bound(self) -> None:
         """Hook for the timeline (cluster events for the bound claims)."""
+
+    def _nominate_for_expectation(self, pod: Pod, node: str) -> None:
+        """The status patch of NominatedNodeNameForExpectation: the pod's view only (an assumed
+        pod's informer update reaches neither the queue nor the nominator)."""
+        cur = self.current.get(pod.uid, pod)
+        if cur.nominated_node_name != node and not cur.node_name:
+            new = dataclasses.replace(cur, nominated_node_name=node)
+            self.current[pod.uid] = new
+            self.objects.set_pod(new)
 
     def _relabel_in_cache(self, bound: Pod) -> None:
         """The informer's view of a pod the binding relabelled replaces the assumed one."""

@@ -32,11 +32,14 @@ from kubesched.framework import (
     QueuedPodInfo,
     Status,
 )
+from kubesched.framework.cycle_state import StateKey
 from kubesched.framework.interfaces import IntArray
 from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Pod
 
 _INDEX = attrgetter("index")
+# CycleState.SetSkipPreBindPlugins: the PreBind plugins whose preflight said Skip.
+_SKIP_PRE_BIND_KEY: StateKey[frozenset[str]] = StateKey("kubesched.io/skip-pre-bind-plugins")
 
 
 def _q(name: str) -> str:
@@ -440,8 +443,33 @@ class Framework:
             return Status(Code.WAIT, (f"one or more plugins asked to wait and no plugin rejected pod {_q(pod.name)}",)), waits
         return None, {}
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """RunPreBindPreFlights (1.36): Success (None) when some PreBind plugin has work, Skip
+        when none has, an Error otherwise; the skipping plugins' PreBind is not run. A
+        plugin without ``pre_bind_pre_flight`` counts as having work."""
+        skipped: set[str] = set()
+        result: Status | None = Status(Code.SKIP)
         for p in self.pre_bind:
+            flight = getattr(p, "pre_bind_pre_flight", None)
+            s: Status | None = flight(state, pod, node_name) if callable(flight) else None
+            if s is None or s.is_success():
+                result = None
+            elif s.code == Code.SKIP:
+                skipped.add(p.name)
+            elif s.code == Code.ERROR:
+                return Status(Code.ERROR, (f"running PreBindPreFlight {_q(p.name)}: {s.message}",), p.name, s.error)
+            else:
+                return Status(Code.ERROR, (f"PreBindPreFlight {p.name} returned {_q(s.code.name.title())}, which is "
+                                           "unsupported. It is supposed to return Success, Skip, or Error status",),
+                              p.name)
+        state.write(_SKIP_PRE_BIND_KEY, frozenset(skipped))
+        return result
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        skipped: frozenset[str] = state.get(_SKIP_PRE_BIND_KEY) or frozenset()
+        for p in self.pre_bind:
+            if p.name in skipped:
+                continue
             s: Status | None = p.pre_bind(state, pod, node_name)
             if s is not None and not s.is_success():
                 if s.is_rejected():

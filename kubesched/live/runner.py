@@ -295,6 +295,7 @@ class LiveScheduler:
         self.volume_binder = LiveVolumeBinder(cluster, bind_timeouts(self.profiles), unlocked=self._unlocked,
                                               wait=self._wait_unlocked, stopping=self._stopping.is_set)
         self.scheduler.volume_binder = self.volume_binder
+        self.scheduler.nominate_for_expectation = self._nominate_for_expectation
         first = next(iter(self.profiles.values()))
         self.queue = SchedulingQueue(
             first.less, self._pre_enqueue, RealClock(),
@@ -790,6 +791,15 @@ class LiveScheduler:
         if self._leading() and not unsent:
             for action in after:
                 _safely(action)
+
+    def _nominate_for_expectation(self, pod: Pod, node: str) -> None:
+        """NominatedNodeNameForExpectation: patch status.nominatedNodeName before PreBind (in the
+        binding cycle, the lock released). A failure is logged, not fatal, as upstream."""
+        try:
+            with self._unlocked():
+                self.cluster.patch_pod_status(pod, nominated_node_name=node)
+        except ApiError as e:
+            log.info("nominatedNodeName %s for %s: %s", node, pod.key, e)
 
     def _run_in_background(self, fn: Callable[[], None]) -> None:
         threading.Thread(target=_safely, args=(fn,), name="async-preemption", daemon=True).start()

@@ -55,6 +55,7 @@ from kubesched.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Code,
     CycleState,
     Handle,
     NodeInfo,
@@ -523,6 +524,13 @@ class DynamicResources:
                     self.handle.update_resource_claim(dataclasses.replace(claim, reserved_for=rest))
                 except ApiError:
                     pass
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight (1.36): Skip for a pod without claims, else work to do."""
+        s = state.get(_STATE_KEY)
+        if s is None or not s.claims:
+            return Status(Code.SKIP)
+        return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """bindClaim for each claim not reserved for the pod yet: its allocation (from

@@ -25,6 +25,7 @@ from kubesched.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Code,
     CycleState,
     Handle,
     NodeInfo,
@@ -373,6 +374,17 @@ class VolumeBinding:
         s.pending_bindings = None
 
     # ---- PreBind
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBindPreFlight (1.36): Skip when every claim was bound, else work to do."""
+        s = state.get(_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'reading "{STATE_KEY_NAME}" from cycleState: not found')
+        if s.all_bound:
+            return Status(Code.SKIP)
+        if node_name not in s.pod_volumes_by_node:
+            return Status.as_error(f"no pod volumes found for node {go_quote(node_name)}")
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind: nothing to do when all claims were bound. Otherwise upstream writes the
         assumed PVs/PVCs to the API server and waits for the PV controller; kubesched records
