@@ -12,7 +12,7 @@ from builders import make_node
 from kubesched._queue import CLUSTER_EVENTS, build_queueing_hint_map, events_by_plugin_of, node_update_events
 from kubesched._queue.events import unroll_wildcard_resource
 from kubesched._runtime.handle import FrameworkHandle
-from kubesched.features import FEATURES_1_30
+from kubesched.features import FEATURES_1_30, FEATURES_1_36
 from kubesched.framework import GVK, ActionType, ClusterEvent, ClusterEventWithHint, Status
 from kubesched.objects import Node, Pod
 from kubesched.plugins import (
@@ -190,9 +190,11 @@ def test_events_by_plugin_of_follows_fill_enqueue_extensions() -> None:
     assert all(e.action_type == A.ALL for e in got["Legacy"])
     for absent in ("ScoreOnly", "PrioritySort", "DefaultBinder", "ImageLocality", "NodeResourcesBalancedAllocation"):
         assert absent not in got
-    # 1.36's DefaultPreemption is a PreEnqueue plugin (async preemption): Pod/Delete.
-    assert got["DefaultPreemption"] == [ClusterEvent(GVK.POD, A.DELETE)]
-    v130 = FrameworkHandle.for_nodes([], features=FEATURES_1_30)
-    assert "DefaultPreemption" not in events_by_plugin_of([defaultpreemption.new(None, v130)])
+    # v1.30's DefaultPreemption rejects nothing; 1.36's is a PreEnqueue plugin (async
+    # preemption) registering Pod/Delete.
+    assert "DefaultPreemption" not in got
+    v136 = FrameworkHandle.for_nodes([], features=FEATURES_1_36)
+    assert events_by_plugin_of([defaultpreemption.new(None, v136)])["DefaultPreemption"] == [
+        ClusterEvent(GVK.POD, A.DELETE)]
     assert got["SchedulingGates"] == []
     assert ClusterEvent(GVK.NODE, A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT) in got["InterPodAffinity"]

@@ -43,6 +43,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
 
 from kubesched.objects import Node
 from kubesched.objects.cel import AttributeValue, CelRuntimeError, DeviceView
@@ -82,6 +83,13 @@ _SLICES_SEEN: list[tuple[tuple[ResourceSlice, ...], object]] = []
 # (node name, features) -> (token, pools, candidates).
 _POOLS: dict[tuple[str, AllocatorFeatures], tuple[object, list[_Pool], list[_Candidate]]] = {}
 _POOLS_LIMIT = 200_000
+# Allocate's outcome per node for claims of one spec object (a template's claims share it) and
+# one use of the node's devices: pods of one template meet the same nodes again and again, and
+# a node's outcome only changes when its own devices are taken or freed. Values keep the node,
+# the classes and the specs they were computed for (identity checked on a hit, so a reused id
+# never matches); results holding share IDs (made from the claim's uid) are not kept.
+_ALLOCS: dict[tuple[object, ...], tuple[Node, object, object, tuple[object, ...], list[AllocationResult] | None]] = {}
+_ALLOCS_LIMIT = 100_000
 
 
 def _verdicts(view: DeviceView) -> _Verdicts:
@@ -120,8 +128,10 @@ class AllocatorFeatures:
     consumable_capacity: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceID:
+class DeviceID(NamedTuple):
+    """A device by driver, pool and name (a tuple: hashed and compared in C, as the allocator
+    looks devices up in sets on every node it tries)."""
+
     driver: str
     pool: str
     device: str
@@ -176,6 +186,53 @@ def allocated_state(claims: Iterable[ResourceClaim], consumable: bool) -> Alloca
         if c.allocation is not None:
             out.add(c.allocation.devices, consumable)
     return out
+
+
+class AllocatedTracker:
+    """allocatedDevices (dra_manager.go), which upstream keeps from the claims' events: the
+    state of every allocated claim, updated from what changed since the last call (claims
+    compared by their allocation's identity) instead of gathered anew for every pod. A claim
+    that lost or changed its allocation, or left, rebuilds it."""
+
+    __slots__ = ("_allocs", "_state", "_consumable")
+
+    def __init__(self) -> None:
+        self._allocs: dict[str, AllocationResult] = {}
+        self._state = AllocatedState()
+        self._consumable: bool | None = None
+
+    def state(self, claims: Iterable[ResourceClaim], consumable: bool) -> AllocatedState:
+        """A fresh copy of the current state (the caller may add in-flight allocations)."""
+        allocs = self._allocs
+        current: dict[str, AllocationResult] = {}
+        added: list[AllocationResult] = []
+        rebuild = consumable != self._consumable
+        for c in claims:
+            a = c.allocation
+            if a is None:
+                continue
+            key = c.uid
+            current[key] = a
+            old = allocs.get(key)
+            if old is a:
+                continue
+            if old is None:
+                added.append(a)
+            else:
+                rebuild = True
+        if not rebuild and len(current) != len(allocs) + len(added):
+            rebuild = True  # a claim was deallocated or deleted
+        if rebuild:
+            self._state = AllocatedState()
+            for a in current.values():
+                self._state.add(a.devices, consumable)
+        else:
+            for a in added:
+                self._state.add(a.devices, consumable)
+        self._allocs = current
+        self._consumable = consumable
+        st = self._state
+        return AllocatedState(set(st.devices), set(st.shared), {d: dict(c) for d, c in st.capacity.items()})
 
 
 def _add_capacity(into: Capacity, other: Mapping[str, Fraction]) -> None:
@@ -489,6 +546,8 @@ class Allocator:
         self._memo_keys: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         # checkAvailableCounters' availableCounters: per pool name, computed once.
         self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
+        self._shared_cache: tuple[int, frozenset[DeviceID]] | None = None
+        self._key_prefix = (id(self._token), id(classes), hash(self.features))
 
     def _pools(self, node: Node) -> tuple[list[_Pool], list[_Candidate]]:
         """GatherPools for ``node`` and the devices of its usable pools in allocation order."""
@@ -568,12 +627,52 @@ class Allocator:
         on ``node``. Raises AllocationError for a broken claim or class, NodeAllocationError
         when the node failed for a reason to report (invalid pools)."""
         pools, candidates = self._pools(node)
+        key = self._memo_key(node, claims, pools, candidates)
+        specs = tuple(c.spec for c in claims)
+        if key is not None:
+            hit = _ALLOCS.get(key)
+            if hit is not None and hit[0] is node and hit[1] is self.classes and hit[2] is self._token and \
+                    all(a is b for a, b in zip(hit[3], specs, strict=True)):
+                return list(hit[4]) if hit[4] is not None else None
         search = _Search(self, node, list(claims), pools, candidates)
         if not search.run():
             if any(p.invalid for p in pools):
                 raise NodeAllocationError("invalid resource pools were encountered")
+            out = None
+        else:
+            out = search.results_out()
+        if key is not None and not (out and any(r.share_id for a in out for r in a.devices)):
+            if len(_ALLOCS) >= _ALLOCS_LIMIT:
+                _ALLOCS.clear()
+            _ALLOCS[key] = (node, self.classes, self._token, specs, out)
+        return list(out) if out is not None else None
+
+    def _memo_key(self, node: Node, claims: Sequence[ResourceClaim], pools: Sequence[_Pool],
+                  candidates: Sequence[_Candidate]) -> tuple[object, ...] | None:
+        """What Allocate's outcome on ``node`` depends on: the node, the slices, the classes,
+        the features, the claims' specs and which of the node's devices are in use (and how
+        much of their capacity). None (no memo) when a pool has shared counters: counters can
+        be consumed by devices of other nodes."""
+        if any(p.counter_sets for p in pools):
             return None
-        return search.results_out()
+        st = self.allocated
+        shared = self._shared_devices()
+        used = tuple(i for i, c in enumerate(candidates)
+                     if c.id in st.devices or c.id in shared or c.id in st.capacity)
+        caps = tuple((i, tuple(sorted(st.capacity[candidates[i].id].items()))) for i in used
+                     if candidates[i].id in st.capacity) if st.capacity else ()
+        shares = tuple((i, tuple(sorted(sh for d, sh in st.shared if d == candidates[i].id))) for i in used
+                       if candidates[i].id in shared) if shared else ()
+        return (node.name, id(node), self._key_prefix, tuple(id(c.spec) for c in claims), used, caps, shares)
+
+    def _shared_devices(self) -> frozenset[DeviceID]:
+        st = self.allocated
+        if not st.shared:
+            return frozenset()
+        n = len(st.shared)
+        if self._shared_cache is None or self._shared_cache[0] != n:
+            self._shared_cache = (n, frozenset(d for d, _ in st.shared))
+        return self._shared_cache[1]
 
 
 # ---------------------------------------------------------------- Allocate

@@ -89,11 +89,11 @@ from kubesched.objects.devices import (
 from kubesched.objects.resources import is_scalar_resource_name
 from kubesched.objects.workloads import generated_name
 from kubesched.plugins.dynamicresources.allocator import (
+    AllocatedTracker,
     AllocationError,
     Allocator,
     AllocatorFeatures,
     NodeAllocationError,
-    allocated_state,
 )
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
@@ -173,6 +173,8 @@ class DynamicResources:
         # Reserve -> PreBind: claim uid -> its allocation; what
         # SignalClaimPendingAllocation keeps in the assume cache.
         self.pending: dict[str, AllocationResult] = {}
+        # The devices of every allocated claim, kept across pods (AllocatedTracker).
+        self._allocated = AllocatedTracker()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         features = self.handle.features
@@ -339,7 +341,7 @@ class DynamicResources:
         s.claims = claims
         if s.to_allocate:
             features = self._features()
-            in_use = allocated_state(objects.resource_claims(), features.consumable_capacity)
+            in_use = self._allocated.state(objects.resource_claims(), features.consumable_capacity)
             for alloc in self.pending.values():
                 in_use.add(alloc.devices, features.consumable_capacity)
             s.allocator = Allocator(classes=classes, slices=objects.resource_slices(), allocated=in_use,
