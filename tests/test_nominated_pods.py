@@ -107,4 +107,4 @@ def test_timeline_pops_a_nominated_pod_being_deleted_and_skips_it_as_skip_pod_sc
     got: list[Any] = [(e.reason, e.message) for e in res.events if e.pod == "default/nominee"]
     assert got == [("FailedScheduling", msg)]
     assert [s.attempt.pod.name for s in res.steps] == ["ours"]
-    assert res.metrics.queue_incoming_pods[("active", "PodAdd")] == 2
+    assert res.metrics.queue_incoming_pods[("active", "UnschedulablePodAdd")] == 2  # 1.36's label (v1.30: PodAdd)
