@@ -59,6 +59,7 @@ from kubesched.objects.model import (
     WeightedPodAffinityTerm,
     Workload,
 )
+from kubesched.objects.podgroups import parse_pod_scheduling_group
 from kubesched.objects.quantity import parse_quantity, scheduler_units
 from kubesched.objects.resources import compute_pod_resources, is_pod_level_resource, pod_requests
 
@@ -593,6 +594,8 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
         resource_claims=_pod_claims(spec) if feats.enabled("DynamicResourceAllocation") else (),
         resource_claim_statuses=(_pod_claim_statuses(status) if feats.enabled("DynamicResourceAllocation")
                                  else {}),
+        # dropDisabledSchedulingGroup: the API server drops the field without GenericWorkload.
+        scheduling_group=parse_pod_scheduling_group(spec) if feats.enabled("GenericWorkload") else None,
     )
 
 
