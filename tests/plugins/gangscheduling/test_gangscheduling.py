@@ -145,8 +145,8 @@ def test_the_quorum_allows_every_waiting_member_and_no_other_pod() -> None:
                                               {gangscheduling.NAME: PERMIT_TIMEOUT})
              for p in (A, B, outsider)}
     assert permit(c, C)[0] == Code.SUCCESS
-    assert waits[A.uid].result is not None and waits[A.uid].result.is_success()
-    assert waits[B.uid].result is not None and waits[B.uid].result.is_success()
+    assert [w.result.is_success() if w.result is not None else None for w in (waits[A.uid], waits[B.uid])] == [
+        True, True]
     assert waits[outsider.uid].result is None
 
 
