@@ -59,7 +59,7 @@ from kubesched.objects.model import (
     WeightedPodAffinityTerm,
     Workload,
 )
-from kubesched.objects.podgroups import parse_pod_scheduling_group
+from kubesched.objects.names import dns1123_subdomain_errors, invalid
 from kubesched.objects.quantity import parse_quantity, scheduler_units
 from kubesched.objects.resources import compute_pod_resources, is_pod_level_resource, pod_requests
 
@@ -514,6 +514,24 @@ def _pod_claim_statuses(status: Raw) -> dict[str, str]:
         m = _map(c, path)
         out[_str(m.get("name"), f"{path}.name")] = _str(m.get("resourceClaimName"), f"{path}.resourceClaimName")
     return out
+
+
+def parse_pod_scheduling_group(spec: Mapping[str, Any]) -> str | None:
+    """A pod's ``spec.schedulingGroup.podGroupName`` (core/v1 PodSchedulingGroup), validated as
+    validateSchedulingGroup does: the one-of must name a PodGroup, a DNS subdomain."""
+    raw = spec.get("schedulingGroup")
+    if raw is None:
+        return None
+    path = "spec.schedulingGroup"
+    m = _map(raw, path)
+    name = m.get("podGroupName")
+    if name is None:
+        raise invalid(f"{path}.podGroupName", None, "must specify one of: `podGroupName`")
+    value = _str(name, f"{path}.podGroupName")
+    errs = dns1123_subdomain_errors(value)
+    if errs:
+        raise invalid(f"{path}.podGroupName", value, errs[0])
+    return value
 
 
 def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,

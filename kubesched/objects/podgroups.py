@@ -14,24 +14,20 @@ with those gates off.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.errors import FieldError
 from kubesched.objects.model import ObjectMeta
+from kubesched.objects.names import dns1123_label_errors, dns1123_subdomain_errors, invalid, shown
+from kubesched.objects.parse import parse_meta
 
 SCHEDULING_API_VERSION = "scheduling.k8s.io/v1alpha2"
 POD_GROUP = "PodGroup"
 WORKLOAD = "Workload"
 # WorkloadMaxPodGroupTemplates.
 MAX_POD_GROUP_TEMPLATES = 8
-
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_LABEL = re.compile(f"^{_DNS1123_LABEL_FMT}$")
-_DNS1123_SUBDOMAIN = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
 
 
 # ---------------------------------------------------------------- types
@@ -117,69 +113,25 @@ class SchedulingWorkload:
 
 
 # ---------------------------------------------------------------- validation helpers
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """content.RegexError."""
-    shown = "".join(f"{' or ' if i else ''}'{e}', " for i, e in enumerate(examples))
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _shown(value: object) -> str:
-    """field.Invalid's rendering of the value: strings quoted, numbers bare, nil as null."""
-    if value is None:
-        return "null"
-    return f'"{value}"' if isinstance(value, str) else str(value)
-
-
-def _invalid(path: str, value: object, detail: str) -> FieldError:
-    return FieldError(path, f"Invalid value: {_shown(value)}: {detail}")
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """content.IsDNS1123Subdomain (the "long name" format)."""
-    errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 bytes")
-    if _DNS1123_SUBDOMAIN.match(value) is None:
-        errs.append(_regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                                 "characters, '-' or '.', and must start and end with an alphanumeric character",
-                                 _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def dns1123_label_errors(value: str) -> list[str]:
-    """content.IsDNS1123Label (the "short name" format)."""
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 bytes")
-    if _DNS1123_LABEL.match(value) is None:
-        if _DNS1123_SUBDOMAIN.match(value) is not None:
-            errs.append("must not contain dots")
-        else:
-            errs.append(_regex_error("a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-                                     "or '-', and must start and end with an alphanumeric character",
-                                     _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
-
-
 def _long_name(value: str, path: str) -> None:
     errs = dns1123_subdomain_errors(value)
     if errs:
-        raise _invalid(path, value, errs[0])
+        raise invalid(path, value, errs[0])
 
 
 def _short_name(value: str, path: str) -> None:
     errs = dns1123_label_errors(value)
     if errs:
-        raise _invalid(path, value, errs[0])
+        raise invalid(path, value, errs[0])
 
 
 def _path_segment_name(value: str, path: str) -> None:
     """path.IsValidPathSegmentName (format=k8s-path-segment-name)."""
     if value in (".", ".."):
-        raise _invalid(path, value, f"may not be '{value}'")
+        raise invalid(path, value, f"may not be '{value}'")
     for bad in ("/", "%"):
         if bad in value:
-            raise _invalid(path, value, f"may not contain '{bad}'")
+            raise invalid(path, value, f"may not contain '{bad}'")
 
 
 def _map(raw: Any, path: str) -> Mapping[str, Any]:
@@ -222,9 +174,9 @@ def parse_scheduling_policy(raw: Any, path: str) -> PodGroupSchedulingPolicy:
     m = _map(raw, path)
     basic, gang = m.get("basic") is not None, m.get("gang") is not None
     if basic and gang:
-        raise _invalid(path, "{basic, gang}", "must specify exactly one of: basic, gang")
+        raise invalid(path, "{basic, gang}", "must specify exactly one of: basic, gang")
     if not basic and not gang:
-        raise _invalid(path, "", "must specify one of: basic, gang")
+        raise invalid(path, "", "must specify one of: basic, gang")
     if basic:
         _map(m.get("basic"), f"{path}.basic")
         return PodGroupSchedulingPolicy(basic=True)
@@ -233,7 +185,7 @@ def parse_scheduling_policy(raw: Any, path: str) -> PodGroupSchedulingPolicy:
     if min_count == 0:
         raise FieldError(f"{path}.gang.minCount", "Required value")
     if min_count < 1:
-        raise _invalid(f"{path}.gang.minCount", min_count, "must be greater than or equal to 1")
+        raise invalid(f"{path}.gang.minCount", min_count, "must be greater than or equal to 1")
     return PodGroupSchedulingPolicy(gang=GangSchedulingPolicy(min_count))
 
 
@@ -244,7 +196,7 @@ def _template_ref(raw: Any, path: str) -> PodGroupTemplateReference | None:
         return None
     m = _map(raw, path)
     if m.get("workload") is None:
-        raise _invalid(path, "", "must specify one of: workload")
+        raise invalid(path, "", "must specify one of: workload")
     w = _map(m.get("workload"), f"{path}.workload")
     wpath = f"{path}.workload"
     workload = _required_str(w, "workloadName", wpath)
@@ -255,9 +207,6 @@ def _template_ref(raw: Any, path: str) -> PodGroupTemplateReference | None:
 
 
 def _meta(raw: Mapping[str, Any]) -> ObjectMeta:
-    # Imported here: kubesched.objects.parse imports this module for the pod's schedulingGroup.
-    from kubesched.objects.parse import parse_meta
-
     meta = parse_meta(raw, namespaced=True)
     _long_name(meta.name, "metadata.name")  # ValidatePodGroupName / validateWorkloadName
     return meta
@@ -306,29 +255,11 @@ def parse_scheduling_workload(raw: Mapping[str, Any]) -> SchedulingWorkload:
         _short_name(name, f"{p}.name")
         if name in seen:
             # listType=map, listMapKey=name: validate.Unique.
-            raise FieldError(f"{p}.name", f"Duplicate value: {_shown(name)}")
+            raise FieldError(f"{p}.name", f"Duplicate value: {shown(name)}")
         seen.add(name)
         templates.append(PodGroupTemplate(name, parse_scheduling_policy(t.get("schedulingPolicy"),
                                                                          f"{p}.schedulingPolicy")))
     return SchedulingWorkload(meta, tuple(templates), controller, raw)
-
-
-def parse_pod_scheduling_group(spec: Mapping[str, Any]) -> str | None:
-    """A pod's ``spec.schedulingGroup.podGroupName`` (core/v1 PodSchedulingGroup), validated as
-    validateSchedulingGroup does: the one-of must name a PodGroup, a DNS subdomain."""
-    raw = spec.get("schedulingGroup")
-    if raw is None:
-        return None
-    path = "spec.schedulingGroup"
-    m = _map(raw, path)
-    name = m.get("podGroupName")
-    if name is None:
-        raise _invalid(f"{path}.podGroupName", None, "must specify one of: `podGroupName`")
-    value = _str(name, f"{path}.podGroupName")
-    errs = dns1123_subdomain_errors(value)
-    if errs:
-        raise _invalid(f"{path}.podGroupName", value, errs[0])
-    return value
 
 
 # kind -> (apiVersions, parser), served with GenericWorkload (kubesched.objects.manifests).
