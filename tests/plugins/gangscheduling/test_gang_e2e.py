@@ -184,3 +184,12 @@ def test_the_cli_refuses_gang_scheduling_it_cannot_run(args: list[str], message:
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), lines
+
+
+def test_an_invalid_pod_group_is_one_line_naming_file_document_and_field(tmp_path: Path) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text("---\n".join([node("node-0"), pod_group(min_count=0), worker("worker-0")]))
+    result = run("simulate", str(f), "--feature-gates", GATES)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {f}: document 1: spec.schedulingPolicy.gang.minCount: Required value"]
