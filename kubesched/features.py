@@ -124,6 +124,15 @@ GATES: Mapping[str, tuple[GateRow, ...]] = {
     "GenericWorkload": _rows(("1.35", False, ALPHA)),
 }
 
+# defaultKubernetesFeatureGateDependencies (kube_features.go, added to the gate by
+# AddDependencies): a gate enabled (by default or by --feature-gates) whose dependencies are not
+# all enabled is refused by featuregate.SetFromMap. Only the rows between gates of ``GATES``
+# whose dependency kubesched checks are listed; upstream also has e.g. DRAAdminAccess ->
+# DynamicResourceAllocation, not listed (yet): see the rows' tests before adding one.
+DEPENDENCIES: Mapping[str, tuple[str, ...]] = {
+    "GangScheduling": ("GenericWorkload",),
+}
+
 # Changes without a gate: name -> the first release known to have it (upstream file mirrored in
 # the comment). Releases between 1.30 and the one given were not checked: a row may move earlier
 # when one of them is added.
@@ -229,7 +238,28 @@ def parse_feature_gates(specs: Iterable[str], version: KubeVersion) -> dict[str,
                 raise ConfigError(f"--feature-gates: cannot set feature gate {key} to {v}, feature is locked to "
                                   f"{str(row.default).lower()}")
             out[key] = v == "true"
+    _check_dependencies(out, version)
     return out
+
+
+def _check_dependencies(overrides: Mapping[str, bool], version: KubeVersion) -> None:
+    """featureGate.unsafeSetFromMap's dependency check: "X is enabled, but depends on features
+    that are disabled: [Y]" (Go's %v of the []Feature), for the dependents the release knows."""
+    def on(name: str) -> bool:
+        if name in overrides:
+            return overrides[name]
+        row = row_at(GATES.get(name, ()), version)
+        return row is not None and row.default
+
+    errors = []
+    for feature, deps in sorted(DEPENDENCIES.items()):
+        if row_at(GATES.get(feature, ()), version) is None or not on(feature):
+            continue
+        disabled = [d for d in deps if not on(d)]
+        if disabled:
+            errors.append(f"{feature} is enabled, but depends on features that are disabled: [{' '.join(disabled)}]")
+    if errors:
+        raise ConfigError("--feature-gates: " + "; ".join(errors))
 
 
 def features_for(kube_version: str | KubeVersion | None = None, feature_gates: Iterable[str] = ()) -> Features:

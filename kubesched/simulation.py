@@ -303,6 +303,13 @@ class Simulator:
         skipped: dict[str, str] = {}
         queue: list[tuple[Any, ...]] = []
         enqueued: list[Pod] = []
+        # The informer's initial list: every pending pod of our profiles reached
+        # addPodToSchedulingQueue, which makes it known to its pod group in the cache
+        # (AddPodGroupMember) before PreEnqueue decides (GangScheduling counts the members;
+        # the UnschedulablePodAdd events re-run PreEnqueue for the members gated meanwhile).
+        for p in self.objs.pods:
+            if not p.node_name and not p.is_terminal and p.scheduler_name in self.profiles:
+                self.cache.add_pod_group_member(p)
         for i, p in enumerate(self.objs.pods):
             if p.node_name:
                 continue

@@ -33,8 +33,8 @@ from kubesched._queue.events import registrations_by_plugin_of
 from kubesched._runtime.scavenger import Scavenger
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.features import Features
-from kubesched.framework import ClusterEvent, PodInfo, QueuedPodInfo
-from kubesched.objects import ClusterObjects, Pod, PodCondition
+from kubesched.framework import GVK, ActionType, ClusterEvent, PodInfo, QueuedPodInfo
+from kubesched.objects import ClusterObjects, Pod, PodCondition, PodGroup
 from kubesched.plugins.registry import Factory
 from kubesched.scheduler import EXTENDER_NAME, Attempt
 from kubesched.simulation import SimulationResult, Simulator, Step, terminal_pod_reason
@@ -143,6 +143,12 @@ class TimelineSimulator(Simulator):
         # Freed C-heap pages back to the OS every few wall seconds (a long timeline's RSS
         # follows its live memory; kubesched._runtime.scavenger says why).
         self._scavenger = Scavenger()
+        # PodGroups created after the first pending pod exist from their creationTimestamp on.
+        for group in objs.pod_groups:
+            created = group.meta.creation_timestamp
+            if created is not None and created > self.clock.now():
+                self.objects.delete_pod_group(group)
+                self._at(created, functools.partial(self._pod_group_added, group))
         for name, fwk in self.profiles.items():
             del name
             fwk.handle._deleter = self._delete_gracefully  # noqa: SLF001 - the simulator owns its handles
@@ -267,10 +273,25 @@ class TimelineSimulator(Simulator):
         return res
 
     def _arrive(self, pod: Pod) -> None:
-        """addPodToSchedulingQueue: PriorityQueue.Add, which nominates the pod to its
+        """addPodToSchedulingQueue: the cache learns the pod's pod group membership
+        (AddPodGroupMember), then PriorityQueue.Add, which nominates the pod to its
         status.nominatedNodeName (addNominatedPodUnlocked) only once PreEnqueue let it into
-        activeQ: a pod held by schedulingGates reserves no room."""
+        activeQ: a pod held by schedulingGates reserves no room. With GangScheduling the
+        unschedulable pods then see an UnschedulablePodAdd event: a new member may complete
+        a gang whose members PreEnqueue holds."""
+        self.cache.add_pod_group_member(pod)
         self.queue.add(pod)
+        if self.features.enabled("GangScheduling"):
+            self.queue.move_all_to_active_or_backoff_queue(
+                events.event_136(GVK.UNSCHEDULABLE_POD, ActionType.ADD), None, None, pod)
+
+    def _pod_group_added(self, group: PodGroup) -> None:
+        """A PodGroup created after the simulation started (its creationTimestamp): the
+        informer's add event (scheduling.k8s.io/PodGroupAdd) reaches the queue."""
+        self.objects.add_pod_group(group)
+        self._changes += 1
+        self.queue.move_all_to_active_or_backoff_queue(events.event_136(GVK.POD_GROUP, ActionType.ADD),
+                                                       None, None, group)
 
     def _fire_due(self) -> None:
         now = self.clock.now()
@@ -481,6 +502,14 @@ class TimelineSimulator(Simulator):
         qpi = self.queue.get(pod)
         return qpi is not None and qpi.pod.uid == pod.uid and not qpi.gated
 
+    def _gated_reason(self, qpi: QueuedPodInfo) -> str:
+        """Why PreEnqueue holds a pod: schedulingGates' pods read "waiting for scheduling
+        gates"; another PreEnqueue plugin (GangScheduling) gives its own message."""
+        if qpi.gating_plugin in ("", "SchedulingGates"):
+            return "waiting for scheduling gates"
+        status = self._pre_enqueue(qpi.pod)
+        return status.message if status is not None and status.message else "waiting for scheduling gates"
+
     def _finish(self, res: TimelineResult) -> None:
         res.end = self.clock.now()
         for attempt, _ in self._in_flight:
@@ -501,7 +530,7 @@ class TimelineSimulator(Simulator):
                     res.pending[p.key] = a.message or a.error or ""
                 else:
                     qpi = self.queue.get(p)
-                    res.pending[p.key] = "waiting for scheduling gates" if qpi is not None and qpi.gated else "not attempted"
+                    res.pending[p.key] = self._gated_reason(qpi) if qpi is not None and qpi.gated else "not attempted"
         res.metrics.pending_pods = dict(self.queue.pending_counts())
         res.metrics.queue_incoming_pods = Counter(self.queue.incoming_pods)
 

@@ -165,6 +165,11 @@ class PodBuilder:
             src["readOnly"] = True
         return self.volume(name or f"v-{claim}", "persistentVolumeClaim", src)
 
+    def scheduling_group(self, pod_group: str) -> PodBuilder:
+        """spec.schedulingGroup.podGroupName (kept by the parser only with GenericWorkload)."""
+        self.m["spec"]["schedulingGroup"] = {"podGroupName": pod_group}
+        return self
+
     def scheduling_gate(self, name: str) -> PodBuilder:
         self.m["spec"].setdefault("schedulingGates", []).append({"name": name})
         return self

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kubesched.errors import ConfigError
@@ -33,10 +35,11 @@ def test_a_gate_takes_the_default_of_the_release(version: str, gate: str, on: bo
 
 
 def test_feature_gates_override_the_release_defaults() -> None:
-    f = features_for("1.36", ["GangScheduling=true,DRAPartitionableDevices=false"])
+    f = features_for("1.36", ["GenericWorkload=true,GangScheduling=true,DRAPartitionableDevices=false"])
     assert f.enabled("GangScheduling") and not f.enabled("DRAPartitionableDevices")
     assert f.describe() == {"kubeVersion": "1.36", "featureGates": {"DRAPartitionableDevices": False,
-                                                                   "GangScheduling": True}}
+                                                                   "GangScheduling": True,
+                                                                   "GenericWorkload": True}}
 
 
 @pytest.mark.parametrize(("version", "gates", "message"), [
@@ -46,13 +49,19 @@ def test_feature_gates_override_the_release_defaults() -> None:
     pytest.param("1.36", ["SchedulerQueueingHints=false"],
                  "cannot set feature gate SchedulerQueueingHints to false, feature is locked to true",
                  id="a GA gate locked to its value"),
+    pytest.param("1.36", ["GangScheduling=true"],
+                 "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
+                 id="a gate enabled without the gate it depends on"),
+    pytest.param("1.36", ["GenericWorkload=true,GangScheduling=true", "GenericWorkload=false"],
+                 "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]",
+                 id="a later flag turning the dependency off again"),
     pytest.param("1.36", ["GangScheduling"], "missing bool value for GangScheduling", id="a gate without a value"),
     pytest.param("1.36", ["GangScheduling=yes"], "invalid value of GangScheduling=yes", id="a value that is no bool"),
     pytest.param("1.29", [], "--kube-version 1.29: not supported (supported: 1.30, 1.36)",
                  id="a release kubesched does not decide"),
 ])
 def test_bad_versions_and_gates_are_config_errors(version: str, gates: list[str], message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         features_for(version, gates)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from kubesched._cache.podgroups import PodGroupStates
 from kubesched.framework import ImageStateSummary, NodeInfo, NodeTable, PodInfo
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Node, Pod
@@ -161,6 +162,8 @@ class Cache:
         self.assumed: set[str] = set()
         # cache.go's imageStates: image name -> its size and the nodes listing it.
         self._images: dict[str, _ImageState] = {}
+        # cache.go's podGroupStates: the runtime state of every pod group with a known pod.
+        self.pod_groups = PodGroupStates()
         self.snapshot = Snapshot(self)
 
     # ---- nodes
@@ -278,7 +281,12 @@ class Cache:
 
     # ---- pods
     def add_pod(self, pod: Pod) -> None:
-        """A pod bound to ``pod.node_name`` (informer add, or assume)."""
+        """A pod bound to ``pod.node_name`` (informer add): on its node and, as assigned, in
+        its pod group (addPod -> addPodGroupMember)."""
+        self._place(pod)
+        self.pod_groups.add(pod)
+
+    def _place(self, pod: Pod) -> None:
         ni = self.node_infos.get(pod.node_name)
         self._pod_node[pod.uid] = pod.node_name
         if ni is None:
@@ -287,6 +295,11 @@ class Cache:
         ni.add_pod_info(PodInfo(pod))
 
     def remove_pod(self, pod: Pod) -> None:
+        """The pod leaves its node and its pod group (removePod -> removePodGroupMember)."""
+        self._unplace(pod)
+        self.pod_groups.remove(pod)
+
+    def _unplace(self, pod: Pod) -> None:
         node_name = self._pod_node.pop(pod.uid, pod.node_name)
         self.assumed.discard(pod.uid)
         ni = self.node_infos.get(node_name)
@@ -300,16 +313,39 @@ class Cache:
                     del self._pending_pods[node_name]
 
     def assume_pod(self, pod: Pod) -> None:
-        """Cache.AssumePod: the pod counts on its node before the bind completes."""
-        self.add_pod(pod)
+        """Cache.AssumePod: the pod counts on its node before the bind completes, and as
+        assumed in its pod group (assumePodGroupMember)."""
+        self._place(pod)
         self.assumed.add(pod.uid)
+        self.pod_groups.assume(pod)
 
     def finish_binding(self, pod: Pod) -> None:
+        """The bind went through: the pod is no longer assumed. Upstream's informer then adds
+        the bound pod (AddPod of an assumed pod: updatePod), which makes it assigned in its
+        pod group."""
         self.assumed.discard(pod.uid)
+        self.pod_groups.remove(pod)
+        self.pod_groups.add(pod)
 
     def forget_pod(self, pod: Pod) -> None:
-        """Cache.ForgetPod: undo an assume after a failed bind."""
-        self.remove_pod(pod)
+        """Cache.ForgetPod: undo an assume after a failed bind; in its pod group the pod is
+        unscheduled again (forgetPodGroupMember)."""
+        self._unplace(pod)
+        self.assumed.discard(pod.uid)
+        self.pod_groups.forget(pod)
+
+    # ---- pod group members (cache.go: AddPodGroupMember / UpdatePodGroupMember /
+    # RemovePodGroupMember, called by the event handlers for unscheduled pods)
+    def add_pod_group_member(self, pod: Pod) -> None:
+        """An unscheduled pod reached the queue (addPodToSchedulingQueue)."""
+        self.pod_groups.add(pod)
+
+    def update_pod_group_member(self, old: Pod, new: Pod) -> None:
+        self.pod_groups.update(old, new)
+
+    def remove_pod_group_member(self, pod: Pod) -> None:
+        """An unscheduled pod was deleted (deletePodFromSchedulingQueue, not by a bind)."""
+        self.pod_groups.remove(pod)
 
     def node_of(self, pod: Pod) -> str | None:
         return self._pod_node.get(pod.uid)

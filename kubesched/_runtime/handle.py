@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from kubesched._cache import Cache, Snapshot
+from kubesched._cache.podgroups import PodGroupStates
 from kubesched._queue.nominator import QueueNominator
 from kubesched._runtime.waiting_pods import WaitingPod, WaitingPods
 from kubesched.cluster.memory import MemoryObjects
@@ -187,6 +188,10 @@ class FrameworkHandle:
             return False
         wp.reject("", "removed")
         return True
+
+    def pod_group_states(self) -> PodGroupStates:
+        """Handle.PodGroupManager().PodGroupStates(): the cache's pod group states."""
+        return self.cache.pod_groups
 
     def clear_nominated_node_name(self, pod: Pod) -> None:
         if self._clear_nomination is not None:

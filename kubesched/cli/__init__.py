@@ -242,6 +242,11 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             table.add_row(key, "[red]-[/red]", note)
     for key, why in result.skipped.items():
         table.add_row(key, "[yellow]not attempted[/yellow]", why)
+    # Pods a PreEnqueue plugin held in the queue all along (schedulingGates, a gang short of
+    # its minCount): never attempted either, with the plugin's reason.
+    held = {k: why for k, why in timed.pending.items() if k not in last and k not in result.skipped} if timed else {}
+    for key, why in held.items():
+        table.add_row(key, "[yellow]not attempted[/yellow]", why)
     for key in result.deleted:
         table.add_row(key, "[magenta]deleted[/magenta]", "preemption victim")
     console.print(table)
@@ -255,7 +260,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
             tl.add_row(f"{ev.time - timed.start:.1f}", ev.reason, ev.pod, ev.message)
         console.print(tl)
     bound = sum(1 for s in last.values() if s.attempt.outcome == "Scheduled")
-    console.print(f"{bound} bound, {len(last) - bound} unschedulable, {len(result.skipped)} not attempted, "
+    console.print(f"{bound} bound, {len(last) - bound} unschedulable, {len(result.skipped) + len(held)} not attempted, "
                   f"{len(result.deleted)} preempted")
 
 

@@ -78,6 +78,7 @@ from kubesched.objects import (
     Pod,
     PodCondition,
     PodDisruptionBudget,
+    PodGroup,
     Service,
     StorageClass,
     Workload,
@@ -1555,6 +1556,16 @@ class LiveObjects:
 
     def resource_slices(self) -> Sequence[ResourceSlice]:
         return self._all("resourceslices")
+
+    # scheduling.k8s.io/v1alpha2 (GenericWorkload): no informer for the workload API yet, so no
+    # PodGroup is ever known live. GangScheduling's PreEnqueue then holds a pod naming a group
+    # ("waiting for pods's pod group ... to appear"), as kube-scheduler would before the group
+    # is created. Watching podgroups is left for when live mode takes on the alpha API.
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        return None
+
+    def pod_groups(self, namespace: str) -> Sequence[PodGroup]:
+        return ()
 
     def node(self, name: str) -> Node | None:
         out: Node | None = self._get("nodes", "", name)

@@ -14,6 +14,7 @@ from kubesched.objects import (
     PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
+    PodGroup,
     Service,
     StorageClass,
     Workload,
@@ -41,6 +42,7 @@ class MemoryObjects:
         resource_slices: Iterable[ResourceSlice] = (),
         resource_claims: Iterable[ResourceClaim] = (),
         device_classes_observed: bool = True,
+        pod_groups: Iterable[PodGroup] = (),
     ) -> None:
         """``device_classes_observed``: the ExtendedResourceCache has seen the DeviceClasses
         (an informer's initial list); False leaves it empty until :meth:`observe_device_classes`."""
@@ -62,6 +64,7 @@ class MemoryObjects:
         self._observed: set[str] = set(self._device_classes) if device_classes_observed else set()
         self._slices = list(resource_slices)
         self._claims = {(c.namespace, c.name): c for c in resource_claims}
+        self._pod_groups = {(g.namespace, g.name): g for g in pod_groups}
 
     @classmethod
     def from_cluster(cls, objs: ClusterObjects) -> MemoryObjects:
@@ -70,7 +73,7 @@ class MemoryObjects:
             csidrivers=objs.csidrivers, services=objs.services, workloads=objs.workloads,
             namespaces=objs.namespaces, pdbs=objs.pdbs, pods=objs.pods, device_classes=objs.device_classes,
             resource_slices=objs.resource_slices, resource_claims=objs.resource_claims,
-            device_classes_observed=False,
+            device_classes_observed=False, pod_groups=objs.pod_groups,
         )
 
     def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
@@ -120,6 +123,19 @@ class MemoryObjects:
 
     def pods(self, namespace: str) -> Sequence[Pod]:
         return [p for (ns, _), p in self._pods.items() if ns == namespace]
+
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        return self._pod_groups.get((namespace, name))
+
+    def pod_groups(self, namespace: str) -> Sequence[PodGroup]:
+        return [g for (ns, _), g in self._pod_groups.items() if ns == namespace]
+
+    def add_pod_group(self, group: PodGroup) -> None:
+        """A PodGroup created (or replaced: a group of the same name recreated)."""
+        self._pod_groups[(group.namespace, group.name)] = group
+
+    def delete_pod_group(self, group: PodGroup) -> None:
+        self._pod_groups.pop((group.namespace, group.name), None)
 
     def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self._claims.get((namespace, name))

@@ -13,6 +13,8 @@ from kubesched.framework.handle import (
     NodeInfoGetter,
     NodeInfoLister,
     ObjectLister,
+    PodGroupState,
+    PodGroupStateLister,
     PodNominator,
 )
 from kubesched.framework.interfaces import (
@@ -72,7 +74,7 @@ __all__ = [
     "BatchNormalizePlugin", "BatchScorePlugin", "BindPlugin", "Binding", "ClusterEvent", "ClusterEventWithHint", "Code",
     "CycleState", "EnqueueExtensions", "Extender", "ExtenderVictims", "FilterPlugin", "Handle", "HostPortInfo", "ImageStateSummary",
     "NodeInfo", "NodeInfoGetter", "NodeInfoLister", "NodeScore", "NodeTable", "NominatingInfo", "ObjectLister", "PermitPlugin",
-    "Plugin", "PodInfo", "PodNominator", "PodsToActivate", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
+    "Plugin", "PodGroupState", "PodGroupStateLister", "PodInfo", "PodNominator", "PodsToActivate", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
     "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
     "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "QueueingHint", "QueueingHintFn", "ReservePlugin", "Resource", "ScoreExtensions",
     "ScorePlugin", "StateData", "StateKey", "Status", "WeightedAffinityTerm", "implements", "is_success",

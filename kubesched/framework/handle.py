@@ -21,6 +21,7 @@ from kubesched.objects import (
     PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
+    PodGroup,
     Service,
     StorageClass,
     Workload,
@@ -76,6 +77,11 @@ class ObjectLister(Protocol):
         """Every pod of the namespace as the API server has it (pending and bound; not
         the scheduler's assumed state), e.g. to count the members of a pod group."""
         ...
+
+    # The workload API (scheduling.k8s.io/v1alpha2, GenericWorkload): the PodGroup lister.
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None: ...
+
+    def pod_groups(self, namespace: str) -> Sequence[PodGroup]: ...
 
     # Dynamic Resource Allocation (resource.k8s.io/v1): the SharedDRAManager's listers.
     def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None: ...
@@ -137,6 +143,41 @@ class WaitingPod(Protocol):
 
     def reject(self, plugin: str, message: str) -> None:
         """Reject the pod: it is unreserved and goes back to the queue."""
+        ...
+
+
+class PodGroupState(Protocol):
+    """fwk.PodGroupState: what the scheduler knows of a pod group's pods (backend/cache's
+    podGroupState). Pods are keyed by UID; a pod is unscheduled (pending, neither assumed nor
+    bound), assumed (past Reserve, waiting to bind) or assigned (bound)."""
+
+    def all_pods(self) -> set[str]: ...
+
+    def all_pods_count(self) -> int: ...
+
+    def unscheduled_pods(self) -> dict[str, Pod]:
+        """The unscheduled pods by name (the map Handle.Activate takes)."""
+        ...
+
+    def assumed_pods(self) -> set[str]: ...
+
+    def assigned_pods(self) -> set[str]: ...
+
+    def scheduled_pods(self) -> list[Pod]:
+        """The assigned pods, then the assumed ones."""
+        ...
+
+    def scheduled_pods_count(self) -> int:
+        """Assumed plus assigned."""
+        ...
+
+
+class PodGroupStateLister(Protocol):
+    """fwk.PodGroupStateLister."""
+
+    def get(self, namespace: str, name: str) -> PodGroupState | None:
+        """The group's state, None when the scheduler knows none of its pods (upstream: an
+        error "pod group state not found for pod group <namespace>/<name>")."""
         ...
 
 
@@ -275,6 +316,11 @@ class Handle(Protocol):
 
     def clear_nominated_node_name(self, pod: Pod) -> None:
         """Clear a pod's status.nominatedNodeName (preemption: lower-priority nominees)."""
+        ...
+
+    def pod_group_states(self) -> PodGroupStateLister:
+        """Handle.PodGroupManager().PodGroupStates(): the pod groups' runtime state in the
+        scheduler cache (pods added as they reach the queue, assumed, bound, forgotten)."""
         ...
 
     @property

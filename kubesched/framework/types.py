@@ -444,6 +444,7 @@ class GVK:
     RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
     DEVICE_CLASS = "resource.k8s.io/DeviceClass"
     POD_SCHEDULING_CONTEXT = "PodSchedulingContext"
+    POD_GROUP = "scheduling.k8s.io/PodGroup"
     WILDCARD = "*"
 
 

@@ -38,14 +38,15 @@ from kubesched.objects.model import (
     Workload,
     tolerations_tolerate_taint,
 )
+from kubesched.objects.podgroups import PodGroup, SchedulingWorkload
 from kubesched.objects.quantity import parse_quantity
 
 __all__ = [
     "Affinity", "CSIDriver", "CSINode", "CSINodeDriver", "ClusterObjects", "Container", "ContainerImage",
     "ContainerPort", "LabelSelector", "Namespace", "Node", "NodeAffinity", "NodeCondition", "NodeSelector",
     "NodeSelectorTerm", "ObjectMeta", "OwnerReference", "PersistentVolume", "PersistentVolumeClaim", "Pod",
-    "PodAffinity", "PodAffinityTerm", "PodCondition", "PodDisruptionBudget", "PreferredSchedulingTerm",
-    "PriorityClass", "Requirement", "Service", "Source", "StorageClass", "Taint", "Toleration",
+    "PodAffinity", "PodAffinityTerm", "PodCondition", "PodDisruptionBudget", "PodGroup", "PreferredSchedulingTerm",
+    "PriorityClass", "Requirement", "SchedulingWorkload", "Service", "Source", "StorageClass", "Taint", "Toleration",
     "TopologySelectorTerm", "TopologySpreadConstraint", "Volume", "WeightedPodAffinityTerm", "Workload",
     "load_manifests", "parse_quantity", "tolerations_tolerate_taint",
 ]

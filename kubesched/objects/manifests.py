@@ -69,6 +69,12 @@ from kubesched.objects.model import (
     Workload,
 )
 from kubesched.objects.parse import PARSERS, parse_pod
+from kubesched.objects.podgroups import (
+    POD_GROUP_PARSERS,
+    SCHEDULING_API_VERSION,
+    PodGroup,
+    SchedulingWorkload,
+)
 from kubesched.objects.workloads import (
     CONTROLLER_KINDS,
     NEW_CONTROLLER_KINDS,
@@ -160,6 +166,9 @@ class ClusterObjects:
     resource_slices: list[ResourceSlice] = field(default_factory=list)
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    # The workload API (scheduling.k8s.io/v1alpha2, with GenericWorkload).
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    scheduling_workloads: list[SchedulingWorkload] = field(default_factory=list)
 
     def source_of(self, obj: object) -> Source | None:
         return self.sources.get(id(obj))
@@ -187,6 +196,8 @@ _LIST_FOR_KIND = {
     "ResourceSlice": "resource_slices",
     "ResourceClaim": "resource_claims",
     "ResourceClaimTemplate": "resource_claim_templates",
+    "PodGroup": "pod_groups",
+    "Workload": "scheduling_workloads",
 }
 
 
@@ -483,6 +494,9 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     if feats.enabled("DynamicResourceAllocation"):
         # resource.k8s.io/v1 is served from the release DRA went GA in.
         parsers.update({k: ((DRA_API_VERSION,), p) for k, p in DRA_PARSERS.items()})
+    if feats.enabled("GenericWorkload"):
+        # scheduling.k8s.io/v1alpha2 (PodGroup, Workload) is served only with its alpha gate.
+        parsers.update(POD_GROUP_PARSERS)
     # Pods and controllers in document order: where synthesized pods go.
     slots: list[tuple[Pod | Workload, Source, str]] = []
     seen: dict[tuple[str, str, str], Source] = {}
@@ -519,6 +533,13 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                     if isinstance(kind, str) and kind in DRA_PARSERS and api_version == DRA_API_VERSION:
                         hint = (f"; {DRA_API_VERSION} {kind} is served from Kubernetes 1.34 (Dynamic Resource "
                                 f"Allocation), not by the --kube-version {feats.version} API server")
+                    if isinstance(kind, str) and kind in POD_GROUP_PARSERS and api_version == SCHEDULING_API_VERSION:
+                        hint = (f"; {SCHEDULING_API_VERSION} {kind} is served only with the GenericWorkload feature "
+                                f"gate (alpha, off by default; GangScheduling needs it too): --feature-gates "
+                                f"GenericWorkload=true,GangScheduling=true"
+                                if "GenericWorkload" in feats.gate_names() else
+                                f"; {SCHEDULING_API_VERSION} {kind} does not exist in Kubernetes {feats.version} "
+                                f"(the workload API is alpha from 1.35)")
                     raise ManifestError(file, index, f"{prefix}kind",
                                         f"unsupported kind {kind!r} (supported: {', '.join(sorted(parsers))}{hint})")
                 assert isinstance(kind, str)
@@ -557,7 +578,33 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     if controllers != "none" and objs.resource_claim_templates:
         _generate_template_claims(objs)
     _note_pods_on_missing_nodes(objs)
+    _check_pod_group_workloads(objs)
     return objs
+
+
+def _check_pod_group_workloads(objs: ClusterObjects) -> None:
+    """The PodGroupWorkloadExists admission plugin (plugin/pkg/admission/podgroup, on by
+    default): a PodGroup naming a Workload template is refused unless that Workload (same
+    namespace) exists and has the template."""
+    workloads = {(w.namespace, w.name): w for w in objs.scheduling_workloads}
+    for pg in objs.pod_groups:
+        ref = pg.template_ref
+        if ref is None:
+            continue
+        src = objs.source_of(pg)
+        assert src is not None
+        forbidden = f'podgroups.scheduling.k8s.io "{pg.name}" is forbidden: PodGroup rejected: '
+        w = workloads.get((pg.namespace, ref.workload_name))
+        if w is None:
+            raise ManifestError(src.file, src.document, "spec.podGroupTemplateRef.workload.workloadName",
+                                f'{forbidden}Workload "{ref.workload_name}" not found')
+        if w.meta.deletion_timestamp is not None:
+            raise ManifestError(src.file, src.document, "spec.podGroupTemplateRef.workload.workloadName",
+                                f'{forbidden}Workload "{ref.workload_name}" is being deleted')
+        if w.template(ref.pod_group_template_name) is None:
+            raise ManifestError(src.file, src.document, "spec.podGroupTemplateRef.workload.podGroupTemplateName",
+                                f'{forbidden}PodGroupTemplate "{ref.pod_group_template_name}" not found in Workload '
+                                f'"{ref.workload_name}"')
 
 
 def _note_pods_on_missing_nodes(objs: ClusterObjects) -> None:

@@ -258,6 +258,9 @@ class Pod:
     # ResourceClaim's name; "" when none was needed).
     resource_claims: tuple[PodClaimRef, ...] = ()
     resource_claim_statuses: Mapping[str, str] = field(default_factory=dict)
+    # spec.schedulingGroup.podGroupName (GenericWorkload): the PodGroup (scheduling.k8s.io/
+    # v1alpha2) of the pod's namespace it belongs to; None outside any group.
+    scheduling_group: str | None = None
 
     @property
     def name(self) -> str:

@@ -60,6 +60,7 @@ from kubesched.objects.model import (
     WeightedPodAffinityTerm,
     Workload,
 )
+from kubesched.objects.names import dns1123_subdomain_errors, invalid
 from kubesched.objects.quantity import parse_quantity, scheduler_units
 from kubesched.objects.resources import compute_pod_resources, is_pod_level_resource, pod_requests
 
@@ -579,6 +580,24 @@ def _pod_claim_statuses(status: Raw) -> dict[str, str]:
     return out
 
 
+def parse_pod_scheduling_group(spec: Mapping[str, Any]) -> str | None:
+    """A pod's ``spec.schedulingGroup.podGroupName`` (core/v1 PodSchedulingGroup), validated as
+    validateSchedulingGroup does: the one-of must name a PodGroup, a DNS subdomain."""
+    raw = spec.get("schedulingGroup")
+    if raw is None:
+        return None
+    path = "spec.schedulingGroup"
+    m = _map(raw, path)
+    name = m.get("podGroupName")
+    if name is None:
+        raise invalid(f"{path}.podGroupName", None, "must specify one of: `podGroupName`")
+    value = _str(name, f"{path}.podGroupName")
+    errs = dns1123_subdomain_errors(value)
+    if errs:
+        raise invalid(f"{path}.podGroupName", value, errs[0])
+    return value
+
+
 def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
               features: Features | None = None) -> Pod:
     """``prev``: the same pod's previous version, when an informer sees an update. The
@@ -662,6 +681,8 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
         resource_claims=_pod_claims(spec) if feats.enabled("DynamicResourceAllocation") else (),
         resource_claim_statuses=(_pod_claim_statuses(status) if feats.enabled("DynamicResourceAllocation")
                                  else {}),
+        # dropDisabledSchedulingGroup: the API server drops the field without GenericWorkload.
+        scheduling_group=parse_pod_scheduling_group(spec) if feats.enabled("GenericWorkload") else None,
     )
 
 

@@ -14,6 +14,7 @@ from kubesched.plugins import (
     defaultbinder,
     defaultpreemption,
     dynamicresources,
+    gangscheduling,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -75,8 +76,8 @@ REGISTRY_1_30: dict[str, Factory] = {
 
 def registry_for(features: Features | None = None) -> dict[str, Factory]:
     """NewInTreeRegistry of ``features``' release: 1.30's registry, with DynamicResources where
-    its gate is on (it implements resource.k8s.io/v1, so only from that API's release) and
-    NodeDeclaredFeatures where its gate is on."""
+    its gate is on (it implements resource.k8s.io/v1, so only from that API's release),
+    NodeDeclaredFeatures and GangScheduling where their gates are on."""
     features = features if features is not None else DEFAULT_FEATURES
     # The in-tree volume limit plugins left the default profile in 1.31 and are refused by a
     # 1.31+ configuration's validation (validation.go invalidPluginsByVersion); their factories
@@ -86,6 +87,8 @@ def registry_for(features: Features | None = None) -> dict[str, Factory]:
         reg[dynamicresources.NAME] = dynamicresources.new
     if features.enabled("NodeDeclaredFeatures"):
         reg[nodedeclaredfeatures.NAME] = nodedeclaredfeatures.new
+    if features.enabled("GangScheduling"):
+        reg[gangscheduling.NAME] = gangscheduling.new
     return reg
 
 
