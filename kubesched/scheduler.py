@@ -220,6 +220,20 @@ def heap_root(scores: Sequence[int] | IntArray, randomizer: Sequence[int] | None
     tops = np.flatnonzero(key == top).tolist()
     if len(tops) == 1:
         return int(tops[0])
+    if len(tops) <= 16:
+        # The same walk in closed form for a few tops: it goes left whenever the left subtree
+        # holds a top and stops at the first top on its way, so it ends at the top whose path
+        # from the root (the bits of index + 1 after the leading 1; 0 = left) is the smallest,
+        # a path before its extensions: compared left-aligned, the shallower first on a tie.
+        deepest = (tops[-1] + 1).bit_length() - 1
+        best, best_key = 0, None
+        for t in tops:
+            p = t + 1
+            d = p.bit_length() - 1
+            k = (((p - (1 << d)) << (deepest - d)), d)
+            if best_key is None or k < best_key:
+                best, best_key = t, k
+        return best
 
     def subtree_has_top(i: int) -> bool:
         lo = hi = i

@@ -22,6 +22,7 @@ from kubesched.errors import PluginError
 from kubesched.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    SKIP,
     Code,
     CycleState,
     NodeInfo,
@@ -448,11 +449,11 @@ class Framework:
         when none has, an Error otherwise; the skipping plugins' PreBind is not run. A
         plugin without ``pre_bind_pre_flight`` counts as having work."""
         skipped: set[str] = set()
-        result: Status | None = Status(Code.SKIP)
+        result: Status | None = SKIP
         for p in self.pre_bind:
             flight = getattr(p, "pre_bind_pre_flight", None)
             s: Status | None = flight(state, pod, node_name) if callable(flight) else None
-            if s is None or s.is_success():
+            if s is None or s.code == Code.SUCCESS:
                 result = None
             elif s.code == Code.SKIP:
                 skipped.add(p.name)
@@ -462,7 +463,8 @@ class Framework:
                 return Status(Code.ERROR, (f"PreBindPreFlight {p.name} returned {_q(s.code.name.title())}, which is "
                                            "unsupported. It is supposed to return Success, Skip, or Error status",),
                               p.name)
-        state.write(_SKIP_PRE_BIND_KEY, frozenset(skipped))
+        if skipped:
+            state.write(_SKIP_PRE_BIND_KEY, frozenset(skipped))
         return result
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -52,10 +52,10 @@ from kubesched.errors import ApiError
 from kubesched.framework import (
     GVK,
     MAX_NODE_SCORE,
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    Code,
     CycleState,
     Handle,
     NodeInfo,
@@ -175,6 +175,7 @@ class DynamicResources:
         self.pending: dict[str, AllocationResult] = {}
         # The devices of every allocated claim, kept across pods (AllocatedTracker).
         self._allocated = AllocatedTracker()
+        self._extended_resources = handle.features.enabled("DRAExtendedResource")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         features = self.handle.features
@@ -281,14 +282,18 @@ class DynamicResources:
         f = self.handle.features
         return f.enabled("DRADeviceBindingConditions") and f.enabled("DRAResourceClaimDeviceStatus")
 
-    def _extended_claim(self, pod: Pod, s: _StateData, classes: dict[str, DeviceClass]) -> ResourceClaim | None:
+    def _extended_claim(self, pod: Pod, s: _StateData, classes: Mapping[str, DeviceClass]) -> ResourceClaim | None:
         """preFilterExtendedResources: the special claim when the pod requests an extended
         resource a DeviceClass maps — the one an earlier cycle created (annotated, owned by
         the pod), else a new in-memory one without requests."""
-        if not self.handle.features.enabled("DRAExtendedResource"):
+        if not self._extended_resources:
+            return None
+        # Most pods ask for no extended resource at all: nothing to resolve then.
+        asked = [n for n, q in pod.requests.items() if q != 0 and n not in _NATIVE and is_dra_extended_resource_name(n)]
+        if not asked:
             return None
         resolver = dict(self.handle.objects.extended_resource_classes())
-        if not any(q != 0 and is_dra_extended_resource_name(n) and n in resolver for n, q in pod.requests.items()):
+        if not any(n in resolver for n in asked):
             return None
         s.resolver = resolver
         s.scalar_requests = {n: q for n, q in pod.requests.items() if n not in _NATIVE and is_scalar_resource_name(n)}
@@ -311,7 +316,7 @@ class DynamicResources:
                 return None, _unschedulable(err)
         objects = self.handle.objects
         classes = objects.device_classes()
-        extended = self._extended_claim(pod, s, dict(classes))
+        extended = self._extended_claim(pod, s, classes)
         if extended is not None:
             s.extended = len(claims)
             claims.append(extended)
@@ -453,6 +458,9 @@ class DynamicResources:
         return None
 
     def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        s = state.get(_STATE_KEY)
+        if s is None or not s.node_allocations:
+            return scores  # every score 0 (a pod without claims): normalizing keeps them 0
         return default_normalize_score_array(MAX_NODE_SCORE, False, scores)
 
     # ---- PostFilter (before DefaultPreemption)
@@ -531,7 +539,7 @@ class DynamicResources:
         """PreBindPreFlight (1.36): Skip for a pod without claims, else work to do."""
         s = state.get(_STATE_KEY)
         if s is None or not s.claims:
-            return Status(Code.SKIP)
+            return SKIP
         return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

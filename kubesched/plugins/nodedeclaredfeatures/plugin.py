@@ -16,6 +16,7 @@ from typing import Any
 from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import (
     GVK,
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -36,11 +37,24 @@ USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
 _STATE_KEY: StateKey[frozenset[str]] = StateKey("PreFilter" + NAME)
 
 
+_NONE: frozenset[str] = frozenset()
+# Pods of one template share their raw spec: the last spec looked at and what it needs.
+_LAST: list[tuple[object, frozenset[str]]] = []
+
+
 def required_features(pod: Pod) -> frozenset[str]:
     """The node features ``pod`` needs (nodedeclaredfeatures.InferForScheduling)."""
     spec = pod.raw.get("spec")
     if not isinstance(spec, Mapping):
-        return frozenset()
+        return _NONE
+    if _LAST and _LAST[0][0] is spec:
+        return _LAST[0][1]
+    needed = _required(spec)
+    _LAST[:] = [(spec, needed)]
+    return needed
+
+
+def _required(spec: Mapping[str, Any]) -> frozenset[str]:
     needed: set[str] = set()
     for key in ("containers", "initContainers"):
         for c in spec.get(key) or ():
@@ -48,7 +62,7 @@ def required_features(pod: Pod) -> frozenset[str]:
                 needed.add(RESTART_ALL_CONTAINERS)
     if spec.get("hostNetwork") is True and spec.get("hostUsers") is False:
         needed.add(USER_NAMESPACES_HOST_NETWORK)
-    return frozenset(needed)
+    return frozenset(needed) if needed else _NONE
 
 
 def _restarts_all(rules: Any) -> bool:
@@ -122,7 +136,7 @@ class NodeDeclaredFeatures:
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         needed = required_features(pod)
         if not needed:
-            return None, Status.skip()
+            return None, SKIP
         state.write(_STATE_KEY, needed)
         return None, None
 

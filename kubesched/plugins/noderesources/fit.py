@@ -413,7 +413,8 @@ class Fit:
         # SidecarContainers is on in v1.30, so restartable init containers are accepted
         # (and counted by PodRequests); NodeResourcesFit never Skips.
         mapped: Collection[str] = ()
-        if self._dra_extended and any(q != 0 and is_dra_extended_resource_name(n) for n, q in pod.requests.items()):
+        if self._dra_extended and any(q != 0 and n not in _NATIVE and is_dra_extended_resource_name(n)
+                                      for n, q in pod.requests.items()):
             mapped = dra_extended_resource_names(self.handle)
         state.write(_PRE_FILTER_KEY, PodResourceRequest.of(pod, mapped))
         return None, None

@@ -22,10 +22,10 @@ from kubesched.config.args import UtilizationShapePoint, VolumeBindingArgs
 from kubesched.errors import ConfigError
 from kubesched.framework import (
     GVK,
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    Code,
     CycleState,
     Handle,
     NodeInfo,
@@ -380,7 +380,7 @@ class VolumeBinding:
         if s is None:
             return Status.as_error(f'reading "{STATE_KEY_NAME}" from cycleState: not found')
         if s.all_bound:
-            return Status(Code.SKIP)
+            return SKIP
         if node_name not in s.pod_volumes_by_node:
             return Status.as_error(f"no pod volumes found for node {go_quote(node_name)}")
         return None
