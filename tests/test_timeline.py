@@ -184,11 +184,9 @@ def test_a_pod_that_keeps_erroring_is_retried_for_five_minutes_then_the_run_ends
 
 
 # ----------------------------------------------------------------------------- the 5-minute flush
-def test_unschedulable_pod_not_moved_by_an_event_is_retried_by_the_five_minute_flush() -> None:
-    # "a" is rejected by PodTopologySpread on na (skew 2) and TaintToleration on nb. "b" binding
-    # to nb at 100 s fixes the skew, but AssignedPodAdd only moves pods with a matching affinity
-    # term: "a" waits for the leftover flush, which runs every 30 s from the start and moves a pod
-    # strictly more than 5 min after its failure: at 330 s (at 300 s it has waited exactly 5 min).
+def spread_cluster() -> tuple[list[Node], list[Pod]]:
+    """"a" is rejected by PodTopologySpread on na (skew 2) and TaintToleration on nb; "b"
+    binding to nb at 100 s fixes the skew; "c" arrives at 1000 s."""
     nodes = [node("na", zone="a"), make_node().name("nb").capacity(cpu="4", memory="32Gi", pods=110)
              .label("zone", "b").taint("special").obj()]
     pods = [
@@ -197,6 +195,15 @@ def test_unschedulable_pod_not_moved_by_an_event_is_retried_by_the_five_minute_f
         pod("b", labels={"app": "x"}, arrives=100, selector={"zone": "b"}, tolerate="special"),
         pod("c", arrives=1000),
     ]
+    return nodes, pods
+
+
+def test_unschedulable_pod_not_moved_by_an_event_is_retried_by_the_five_minute_flush() -> None:
+    # "a" is rejected by PodTopologySpread on na (skew 2) and TaintToleration on nb. "b" binding
+    # to nb at 100 s fixes the skew, but AssignedPodAdd only moves pods with a matching affinity
+    # term: "a" waits for the leftover flush, which runs every 30 s from the start and moves a pod
+    # strictly more than 5 min after its failure: at 330 s (at 300 s it has waited exactly 5 min).
+    nodes, pods = spread_cluster()
     _, res = simulate(nodes, pods, features=FEATURES_1_30)
     assert events(res) == [
         (0, "FailedScheduling", "a"),
@@ -215,14 +222,7 @@ def test_an_assigned_pod_moves_pods_topology_spread_rejected_in_its_namespace_in
     # The same cluster under 1.36: AssignedPodAdd also moves the pods PodTopologySpread rejected
     # in the new pod's namespace (getUnschedulablePodsWithCrossTopologyTerm), so "a" retries
     # when "b" binds at 100 s (its 1 s backoff long over) and fits on na.
-    nodes = [node("na", zone="a"), make_node().name("nb").capacity(cpu="4", memory="32Gi", pods=110)
-             .label("zone", "b").taint("special").obj()]
-    pods = [
-        pod("x1", labels={"app": "x"}, on="na"),
-        pod("a", labels={"app": "x"}, spread=True),
-        pod("b", labels={"app": "x"}, arrives=100, selector={"zone": "b"}, tolerate="special"),
-        pod("c", arrives=1000),
-    ]
+    nodes, pods = spread_cluster()
     _, res = simulate(nodes, pods, features=FEATURES_1_36)
     assert events(res) == [
         (0, "FailedScheduling", "a"),

@@ -9,7 +9,8 @@ The ``label`` of each event is the ``event`` label of scheduler_queue_incoming_p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from kubesched.framework import GVK, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHintFn, implements
 from kubesched.objects import Node, Pod
@@ -163,6 +164,7 @@ _UNROLLED_RESOURCES = (
 _REJECTING_POINTS = ("PreEnqueue", "PreFilter", "Filter", "Reserve", "Permit")
 
 RegisteredEvent = ClusterEvent | ClusterEventWithHint
+_T = TypeVar("_T")
 
 
 def unroll_wildcard_resource() -> list[ClusterEvent]:
@@ -175,17 +177,7 @@ def events_by_plugin_of(plugins: Iterable[object]) -> dict[str, list[ClusterEven
     plugins implementing none of PreEnqueue/PreFilter/Filter/Reserve/Permit contribute
     nothing; a rejecting plugin without ``events_to_register`` registers every resource
     with action All. Plugins are taken once each, by name, in the given order."""
-    out: dict[str, list[ClusterEvent]] = {}
-    for p in plugins:
-        name = str(getattr(p, "name", ""))
-        if name in out or not any(implements(p, point) for point in _REJECTING_POINTS):
-            continue
-        register = getattr(p, "events_to_register", None)
-        if callable(register):
-            out[name] = [_event(e) for e in register()]
-        else:
-            out[name] = unroll_wildcard_resource()
-    return out
+    return {name: [_event(e) for e in regs] for name, regs in registrations_by_plugin_of(plugins).items()}
 
 
 def registrations_by_plugin_of(plugins: Iterable[object]) -> dict[str, list[RegisteredEvent]]:
@@ -209,21 +201,9 @@ def build_hint_fn_map(events_by_plugin: Mapping[str, Sequence[RegisteredEvent]]
     """buildQueueingHintMap with the hint functions (None = defaultQueueingHintFn, Queue).
     The same Node/Add -> Node/UpdateNodeTaint rule as :func:`build_queueing_hint_map`, the
     added entry with the default hint. Events are keyed without their labels."""
-    hint_map: dict[ClusterEvent, list[HintEntry]] = {}
-    for plugin, registered in events_by_plugin.items():
-        if not registered:
-            continue
-        node_added = node_taint_updated = False
-        for e in registered:
-            event = _event(e)
-            hint = e.hint if isinstance(e, ClusterEventWithHint) else None
-            if event.resource == GVK.NODE:
-                node_added = node_added or bool(event.action_type & ActionType.ADD)
-                node_taint_updated = node_taint_updated or bool(event.action_type & ActionType.UPDATE_NODE_TAINT)
-            hint_map.setdefault(ClusterEvent(event.resource, event.action_type), []).append((plugin, hint))
-        if node_added and not node_taint_updated:
-            hint_map.setdefault(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_TAINT), []).append((plugin, None))
-    return hint_map
+    return _hint_map(events_by_plugin, lambda e: ClusterEvent(e.resource, e.action_type),
+                     lambda plugin, e: (plugin, e.hint if isinstance(e, ClusterEventWithHint) else None),
+                     lambda plugin: (plugin, None))
 
 
 def _event(e: RegisteredEvent) -> ClusterEvent:
@@ -237,10 +217,19 @@ def build_queueing_hint_map(events_by_plugin: Mapping[str, Sequence[RegisteredEv
     all the queue needs. A plugin registering Node/Add but no Node/UpdateNodeTaint bit also
     gets Node/UpdateNodeTaint: NodeAdd's preCheck may have hidden the node when it was added
     (kubernetes#109437), and a later taint update is the only chance left."""
-    hint_map: dict[ClusterEvent, list[str]] = {}
+    return _hint_map(events_by_plugin, lambda e: e, lambda plugin, e: plugin, lambda plugin: plugin)
+
+
+def _hint_map(events_by_plugin: Mapping[str, Sequence[RegisteredEvent]], key: Callable[[ClusterEvent], ClusterEvent],
+              entry: Callable[[str, RegisteredEvent], _T], taint_entry: Callable[[str], _T]
+              ) -> dict[ClusterEvent, list[_T]]:
+    """buildQueueingHintMap: per registered event (``key``), an ``entry`` per plugin; a
+    plugin registering Node/Add but no Node/UpdateNodeTaint bit also gets ``taint_entry`` for
+    Node/UpdateNodeTaint. Plugins registering nothing are left out: their pods only move by
+    their own update (e.g. SchedulingGates)."""
+    hint_map: dict[ClusterEvent, list[_T]] = {}
     for plugin, registered in events_by_plugin.items():
         if not registered:
-            # No events: the pod can only move by its own update (e.g. SchedulingGates).
             continue
         node_added = node_taint_updated = False
         for e in registered:
@@ -248,7 +237,7 @@ def build_queueing_hint_map(events_by_plugin: Mapping[str, Sequence[RegisteredEv
             if event.resource == GVK.NODE:
                 node_added = node_added or bool(event.action_type & ActionType.ADD)
                 node_taint_updated = node_taint_updated or bool(event.action_type & ActionType.UPDATE_NODE_TAINT)
-            hint_map.setdefault(event, []).append(plugin)
+            hint_map.setdefault(key(event), []).append(entry(plugin, e))
         if node_added and not node_taint_updated:
-            hint_map.setdefault(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_TAINT), []).append(plugin)
+            hint_map.setdefault(ClusterEvent(GVK.NODE, ActionType.UPDATE_NODE_TAINT), []).append(taint_entry(plugin))
     return hint_map

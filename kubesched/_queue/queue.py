@@ -695,18 +695,10 @@ class SchedulingQueue:
         if self._hints:
             self._update_with_hints(old, new)
             return
-        if old is not None:
-            for heap in (self._active_q, self._backoff_q):
-                pinfo = heap.get(old.key)
-                if pinfo is not None:
-                    pinfo.pod_info = PodInfo(new)
-                    self.nominator.update_nominated_pod(old, pinfo.pod_info)
-                    heap.update(pinfo)
-                    return
-        pinfo = self._unschedulable.get(new.key)
+        if self._update_in_heaps(old, new, (self._active_q, self._backoff_q)):
+            return
+        pinfo = self._unschedulable_updated(old, new)
         if pinfo is not None:
-            pinfo.pod_info = PodInfo(new)
-            self.nominator.update_nominated_pod(old if old is not None else new, pinfo.pod_info)
             if old is None or is_pod_updated(old, new):
                 if self.is_pod_backing_off(pinfo):
                     self._backoff_q.add(pinfo)
@@ -723,6 +715,27 @@ class SchedulingQueue:
             return
         self.nominator.add_nominated_pod(pinfo.pod_info, None)
 
+    def _update_in_heaps(self, old: Pod | None, new: Pod, heaps: Iterable[KeyedHeap]) -> bool:
+        """A queued pod's update in place (activeQ, backoffQ): True when one held it."""
+        if old is None:
+            return False
+        for heap in heaps:
+            pinfo = heap.get(old.key)
+            if pinfo is not None:
+                pinfo.pod_info = PodInfo(new)
+                self.nominator.update_nominated_pod(old, pinfo.pod_info)
+                heap.update(pinfo)
+                return True
+        return False
+
+    def _unschedulable_updated(self, old: Pod | None, new: Pod) -> QueuedPodInfo | None:
+        """The unschedulablePods entry of the pod, given its new version (None: not there)."""
+        pinfo = self._unschedulable.get(new.key)
+        if pinfo is not None:
+            pinfo.pod_info = PodInfo(new)
+            self.nominator.update_nominated_pod(old if old is not None else new, pinfo.pod_info)
+        return pinfo
+
     def _update_with_hints(self, old: Pod | None, new: Pod) -> None:
         evs = pod_update_events(old, new, self.features.enabled("DynamicResourceAllocation")) if old is not None \
             else [UNSCHEDULED_POD_UPDATE_136]
@@ -730,18 +743,10 @@ class SchedulingQueue:
             for ev in evs:  # addEventsIfPodInFlight
                 self._in_flight_log.append((ev, old, new))
             return
-        if old is not None:
-            for heap in (self._active_q, self._backoff_q, self._error_backoff_q):
-                pinfo = heap.get(old.key)
-                if pinfo is not None:
-                    pinfo.pod_info = PodInfo(new)
-                    self.nominator.update_nominated_pod(old, pinfo.pod_info)
-                    heap.update(pinfo)
-                    return
-        pinfo = self._unschedulable.get(new.key)
+        if self._update_in_heaps(old, new, (self._active_q, self._backoff_q, self._error_backoff_q)):
+            return
+        pinfo = self._unschedulable_updated(old, new)
         if pinfo is not None:
-            pinfo.pod_info = PodInfo(new)
-            self.nominator.update_nominated_pod(old if old is not None else new, pinfo.pod_info)
             for ev in evs:
                 strategy = self._is_pod_worth_requeuing(pinfo, ev, old, new)
                 if strategy != _QUEUE_SKIP:
