@@ -125,6 +125,8 @@ def test_unschedulable_pod_gets_the_condition_and_an_event_then_binds_when_a_nod
         # A node that fits arrives: NodeAdd moves the pod (preCheck passes) and it binds there.
         api.create(node("large", "4"))
         wait_until(lambda: placements(api).get("big") == "large", what="big bound to the new node")
+        # The binding is visible on the server a moment before the binding cycle counts it.
+        wait_until(lambda: sched.stats.attempts["scheduled"] == 1, what="the binding counted")
         assert sched.stats.attempts["scheduled"] == 1
     cond = next(c for c in api.get("pods", "big", "default")["status"]["conditions"] if c["type"] == "PodScheduled")
     assert cond["status"] == "True"
