@@ -398,7 +398,7 @@ class TimelineSimulator(Simulator):
     def _activate(self, attempt: Attempt) -> None:
         pods = attempt.take_pods_to_activate()
         if pods:
-            self.queue.activate([self.current.get(p.uid, p) for p in pods])
+            self._activate_pods(pods)
 
     def _finish_binding(self, attempt: Attempt, qpi: QueuedPodInfo) -> None:
         """The binding cycle of a pod held at Permit, once allowed or rejected (its queue entry

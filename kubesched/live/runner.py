@@ -807,7 +807,7 @@ class LiveScheduler:
     def _activate_pods(self, pods: Sequence[Pod]) -> None:
         """Handle.Activate from a background thread (a failed async preemption)."""
         with self._cond:
-            self.queue.activate([p for p in pods])
+            self.queue.activate(pods)
             self._notify()
 
     def _activate(self, attempt: Attempt) -> None:

@@ -97,6 +97,16 @@ def pod_volume_claim(pod: Pod, vol: Volume) -> tuple[str, bool] | None:
     return None
 
 
+def pod_uses_claim(pod: Pod, claim_name: str) -> bool:
+    """Does one of the pod's persistentVolumeClaim or generic ephemeral volumes name the claim
+    ``claim_name`` (of the pod's namespace)?"""
+    for v in pod.volumes:
+        claim = pod_volume_claim(pod, v)
+        if claim is not None and claim[0] == claim_name:
+            return True
+    return False
+
+
 def pv_class(pv: PersistentVolume) -> str:
     """storagehelpers.GetPersistentVolumeClass: the beta annotation wins."""
     ann = pv.meta.annotations.get(ANN_STORAGE_CLASS_BETA)

@@ -110,7 +110,7 @@ class _ImageIndex:
         self.epoch = 0  # bumped whenever a name's holders change
         # Per tuple of a pod's image names: the final score of every row; valid for one
         # (epoch, number of nodes, table size).
-        self.scores: dict[tuple[str, ...], IntArray] = {}
+        self.scores: dict[tuple[tuple[str, ...], int], IntArray] = {}
         self.scores_at: tuple[int, int, int] = (-1, -1, -1)
 
     def refresh(self, by_row: Sequence[NodeInfo | None]) -> None:
@@ -155,7 +155,7 @@ class _ImageIndex:
         if self.scores_at != at:
             self.scores.clear()
             self.scores_at = at
-        key = (*names, str(containers))
+        key = (tuple(names), containers)
         got = self.scores.get(key)
         if got is not None:
             return got

@@ -24,7 +24,6 @@ from kubesched.objects import Pod
 from kubesched.plugins.noderesources.resource_allocation import (
     PreScoreState,
     RowSelection,
-    _balanced_result,
     balanced_score,
     balanced_score_arrays,
     node_vectors,
@@ -95,16 +94,6 @@ class BalancedAllocation:
         with_pod = balanced_score_arrays(vectors, sel.size)
         if not self._delta:
             return sel.result(with_pod)
-        present = [(v, p) for v, p in zip(vectors, pod_requests, strict=True) if v is not None]
-        if len(present) == 2 and all(bool(v[0].all()) for v, _ in present):
-            # cpu + memory, no zero allocatable (balanced_score_arrays' fast case) without the
-            # pod: the same float64 operations, fused.
-            ((a0, u0), p0), ((a1, u1), p1) = present
-            d = np.minimum((u0 - p0) / a0, 1.0)
-            d -= np.minimum((u1 - p1) / a1, 1.0)
-            d /= 2
-            np.abs(d, out=d)
-            return sel.result(delta_score(with_pod, _balanced_result(d)))
         without = [None if v is None else (v[0], v[1] - p) for v, p in zip(vectors, pod_requests, strict=True)]
         return sel.result(delta_score(with_pod, balanced_score_arrays(without, sel.size)))
 

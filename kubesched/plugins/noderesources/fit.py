@@ -315,7 +315,6 @@ class Fit:
         self._resource_fits: dict[PodResourceRequest, ResourceFit] = {}
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._oversize_unresolvable = features.enabled("UnresolvableOversize")
-        self._dra_extended = handle is not None and features.enabled("DRAExtendedResource")
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
         self._in_place_scaling = features.enabled("InPlacePodVerticalScaling")
         self._dra_extended_resource = features.enabled("DRAExtendedResource")
@@ -369,7 +368,7 @@ class Fit:
         DeviceClassResolver), only with DRAExtendedResource."""
         if not self._dra_extended_resource or self.handle is None:
             return None
-        return frozenset(self.handle.objects.extended_resource_classes())
+        return dra_extended_resource_names(self.handle)
 
     def is_schedulable_after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         """isSchedulableAfterNodeChange: Skip unless the pod fits the (new) node alone; a
@@ -406,14 +405,14 @@ class Fit:
 
     def dra_delegated_names(self) -> frozenset[str]:
         """The resource names left to DynamicResources where a node has no allocatable for them."""
-        return dra_extended_resource_names(self.handle) if self._dra_extended else frozenset()
+        return dra_extended_resource_names(self.handle)
 
     # ---- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
         # SidecarContainers is on in v1.30, so restartable init containers are accepted
         # (and counted by PodRequests); NodeResourcesFit never Skips.
         mapped: Collection[str] = ()
-        if self._dra_extended and any(q != 0 and n not in _NATIVE and is_dra_extended_resource_name(n)
+        if self._dra_extended_resource and self.handle is not None and any(q != 0 and n not in _NATIVE and is_dra_extended_resource_name(n)
                                       for n, q in pod.requests.items()):
             mapped = dra_extended_resource_names(self.handle)
         state.write(_PRE_FILTER_KEY, PodResourceRequest.of(pod, mapped))

@@ -38,6 +38,7 @@ from kubesched.plugins.helpers.volumes import (
     inline_plugin,
     is_csi_migration_on,
     plugin_by_name,
+    pod_uses_claim,
     pod_volume_claim,
     pv_plugin,
     translate_inline_volume,
@@ -139,11 +140,7 @@ class CSILimits:
         pvc = present(added, "PersistentVolumeClaim")
         if pvc.namespace != pod.namespace:
             return QueueingHint.QUEUE_SKIP
-        for v in pod.volumes:
-            claim = pod_volume_claim(pod, v)
-            if claim is not None and claim[0] == pvc.name:
-                return QueueingHint.QUEUE
-        return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if pod_uses_claim(pod, pvc.name) else QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_volume_attachment_deleted(self, pod: Pod, old: object | None,
                                                        new: object | None) -> QueueingHint:

@@ -43,6 +43,7 @@ from kubesched.plugins.helpers.volumes import (
     RESOURCE_PVC,
     go_quote,
     not_found,
+    pod_uses_claim,
     pod_volume_claim,
     volume_is_for_pod,
 )
@@ -198,11 +199,7 @@ class VolumeBinding:
         pvc = present(modified, "PersistentVolumeClaim")
         if pod.namespace != pvc.namespace:
             return QueueingHint.QUEUE_SKIP
-        for v in pod.volumes:
-            claim = pod_volume_claim(pod, v)
-            if claim is not None and claim[0] == pvc.name:
-                return QueueingHint.QUEUE
-        return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if pod_uses_claim(pod, pvc.name) else QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_storage_class_change(self, pod: Pod, old: object | None,
                                                   new: object | None) -> QueueingHint:
