@@ -10,7 +10,6 @@ returns an :class:`Attempt` recording everything the trace and ``--explain`` nee
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import itertools
 import random
@@ -207,48 +206,35 @@ def heap_root(scores: Sequence[int] | IntArray, randomizer: Sequence[int] | None
     unless the larger child (the left one on ties) holds a strictly greater one, then that
     child's. The root ends with a top element; following that rule from the root, a node holding
     a top element keeps it, else the left child wins when its subtree has a top element (the
-    right child's is never strictly greater), else the right child: one path down, O(log² n)."""
+    right child's is never strictly greater), else the right child: one path down."""
     key = np.asarray(scores, np.int64)
     if randomizer is not None:
         rnd = np.asarray(randomizer, np.int64)
         top_total = key == key.max()
         key = np.where(top_total, rnd - rnd[top_total].min() + 1, 0)  # only the top totals compete
-    n = len(key)
     top = key.max()
     if key[0] == top:  # the first node found holds a top total: nothing climbs over it
         return 0
-    tops = np.flatnonzero(key == top).tolist()
-    if len(tops) == 1:
+    return heap_root_of_tops(np.flatnonzero(key == top))
+
+
+def heap_root_of_tops(tops: IntArray) -> int:
+    """heap_root given the ascending indices of the top keys: the walk in closed form. It
+    goes left whenever the left subtree holds a top and stops at the first top on its way, so
+    it ends at the top whose path from the root (the bits of index + 1 after the leading 1;
+    0 = left) is the smallest, a path before its extensions: compared left-aligned, the
+    shallower first on a tie."""
+    if len(tops) == 1 or tops[0] == 0:
         return int(tops[0])
-    if len(tops) <= 16:
-        # The same walk in closed form for a few tops: it goes left whenever the left subtree
-        # holds a top and stops at the first top on its way, so it ends at the top whose path
-        # from the root (the bits of index + 1 after the leading 1; 0 = left) is the smallest,
-        # a path before its extensions: compared left-aligned, the shallower first on a tie.
-        deepest = (tops[-1] + 1).bit_length() - 1
-        best, best_key = 0, None
-        for t in tops:
-            p = t + 1
-            d = p.bit_length() - 1
-            k = (((p - (1 << d)) << (deepest - d)), d)
-            if best_key is None or k < best_key:
-                best, best_key = t, k
-        return best
-
-    def subtree_has_top(i: int) -> bool:
-        lo = hi = i
-        while lo < n:
-            k = bisect.bisect_left(tops, lo)
-            if k < len(tops) and tops[k] <= hi:
-                return True
-            lo, hi = 2 * lo + 1, 2 * hi + 2
-        return False
-
-    i = 0
-    while key[i] != top:
-        left = 2 * i + 1
-        i = left if subtree_has_top(left) else left + 1
-    return i
+    if len(tops) <= 32:  # a few: in Python (numpy's per-call cost would be the whole cost)
+        listed: list[int] = tops.tolist()
+        deepest = (listed[-1] + 1).bit_length() - 1
+        # (index + 1) shifted to the deepest level's width, then its depth
+        return min(listed, key=lambda t: ((t + 1) << (deepest + 1 - (t + 1).bit_length()), (t + 1).bit_length()))
+    p = tops + 1
+    depth = np.frexp(p.astype(np.float64))[1].astype(np.int64) - 1  # exact: p < 2**53
+    aligned = p << (depth[-1] - depth)  # tops ascend, so the last is the deepest
+    return int(tops[int((aligned * 64 + depth).argmin())])  # depth < 64: the shallower first
 
 
 class Scheduler:
@@ -765,7 +751,9 @@ class Scheduler:
         if len(ties) == 1:
             return result.nodes[int(ties[0])]
         if self._heap_select:
-            return result.nodes[heap_root(totals, result.randomizer)]
+            if result.randomizer is not None:
+                return result.nodes[heap_root(totals, result.randomizer)]
+            return result.nodes[heap_root_of_tops(ties)]
         if self.deterministic:
             nodes = result.nodes
             return min((nodes[i] for i in ties.tolist()), key=_NAME)

@@ -53,3 +53,9 @@ def test_heap_root_with_an_extender_s_randomizer_is_what_heap_pop_returns(pairs:
     scores = [s for s, _ in pairs]
     rnd = [r for _, r in pairs]
     assert heap_root(scores, rnd) == go_heap_pop(scores, rnd)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2), min_size=100, max_size=3000))
+def test_heap_root_over_thousands_of_tied_nodes_is_what_heap_pop_returns(scores: list[int]) -> None:
+    assert heap_root(scores) == go_heap_pop(scores)

@@ -22,6 +22,9 @@ from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, No
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Pod
 from kubesched.plugins.noderesources.resource_allocation import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
     PreScoreState,
     RowSelection,
     balanced_score,
@@ -55,6 +58,8 @@ class BalancedAllocation:
         self.resources: tuple[ResourceSpec, ...] = tuple(args.resources)
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._delta = features.enabled("BalancedAllocationDelta")
+        # 1.36: the balance without the pod per table row, by the resources counted.
+        self._without_pod: dict[tuple[bool, ...], _RowBalances] = {}
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = pod_resource_request_list(pod, self.resources, True)
@@ -91,11 +96,76 @@ class BalancedAllocation:
             return np.zeros(len(rows), np.int64)
         sel = RowSelection(table, rows)
         vectors = table_vectors(table, sel, self.resources, pod_requests, True)
-        with_pod = balanced_score_arrays(vectors, sel.size)
+        with_pod = sel.result(balanced_score_arrays(vectors, sel.size))
         if not self._delta:
-            return sel.result(with_pod)
-        without = [None if v is None else (v[0], v[1] - p) for v, p in zip(vectors, pod_requests, strict=True)]
-        return sel.result(delta_score(with_pod, balanced_score_arrays(without, sel.size)))
+            return with_pod
+        present = tuple(v is not None for v in vectors)
+        return delta_score(with_pod, self._balance_without_pod(table, rows, pod_requests, present))
+
+    def _balance_without_pod(self, table: NodeTable, rows: IntArray, pod_requests: tuple[int, ...],
+                             present: tuple[bool, ...]) -> IntArray:
+        """balance(without the pod) of ``rows``: a function of the row alone once the set of
+        resources counted is fixed (``present``: an unrequested scalar is left out), so it is
+        kept per table row (by the plugin) and recomputed only for the rows the change log names."""
+        entry = self._without_pod.get(present)
+        changed: list[int] | None = None
+        if entry is None or entry.table is not table or len(entry.values) != table.capacity:
+            entry = self._without_pod[present] = _RowBalances(table, np.zeros(table.capacity, np.int64),
+                                                              table.log_position)
+        else:
+            changed = table.changed_since(entry.position)
+            entry.position = table.log_position
+        if changed is not None and len(changed) <= _FEW_ROWS:
+            # A bound pod or two since the last cycle: per row in Python (numpy's per-call
+            # cost over a handful of rows is the whole cost).
+            values = entry.values
+            for i in set(changed):
+                values[i] = _row_balance_without_pod(table, i, self.resources, present)
+        else:
+            stale = np.arange(table.size, dtype=np.int64) if changed is None else np.unique(np.asarray(changed))
+            sel = RowSelection(table, stale)
+            vectors = table_vectors(table, sel, self.resources, pod_requests, True)
+            without = [None if v is None else (v[0], v[1] - p) for v, p in zip(vectors, pod_requests, strict=True)]
+            entry.values[stale] = sel.result(balanced_score_arrays(without, sel.size))
+        return entry.values[rows]
+
+
+_FEW_ROWS = 16
+
+
+def _row_balance_without_pod(table: NodeTable, i: int, resources: Sequence[ResourceSpec],
+                             present: Sequence[bool]) -> int:
+    """balanced_score of row ``i`` as it is (no pod added), over the resources ``present``
+    (table_vectors' choice of columns, read for one row; alloc 0 leaves a resource out)."""
+    requested: list[int] = []
+    allocatable: list[int] = []
+    for r, counted in zip(resources, present, strict=True):
+        if not counted:
+            continue
+        name = r.name
+        if name == CPU:
+            alloc, used = table.alloc_cpu[i], table.req_cpu[i]
+        elif name == MEMORY:
+            alloc, used = table.alloc_mem[i], table.req_mem[i]
+        elif name == EPHEMERAL_STORAGE:
+            alloc, used = table.alloc_eph[i], table.req_eph[i]
+        else:  # a scalar column (present only when the table has it)
+            req_col = table.scalar_req.get(name)
+            alloc, used = table.scalar_alloc[name][i], (req_col[i] if req_col is not None else 0)
+        allocatable.append(int(alloc))
+        requested.append(int(used))
+    return balanced_score(requested, allocatable)
+
+
+class _RowBalances:
+    """Per-row balance without the pod in ``table``, valid up to its change-log ``position``."""
+
+    __slots__ = ("table", "values", "position")
+
+    def __init__(self, table: NodeTable, values: IntArray, position: int) -> None:
+        self.table = table
+        self.values = values
+        self.position = position
 
 
 _HALF = MAX_NODE_SCORE // 2
@@ -108,7 +178,13 @@ def delta_score(with_pod: IntArray, without: IntArray) -> IntArray: ...
 def delta_score(with_pod: Any, without: Any) -> Any:
     """1.36 balancedResourceScorer: MaxNodeScore/2 + (MaxNodeScore/2 + with - without) / 2, in
     [50, 100] (Go's integer division; the dividend is never negative)."""
-    return _HALF + (_HALF + with_pod - without) // 2
+    if isinstance(with_pod, int):
+        return _HALF + (_HALF + with_pod - without) // 2
+    out = with_pod - without  # a fresh array: the rest in place
+    out += _HALF
+    out //= 2
+    out += _HALF
+    return out
 
 
 def new_balanced_allocation(args: object, handle: Handle) -> BalancedAllocation:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kubesched._runtime.handle import FrameworkHandle
 from kubesched.config.args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -23,6 +24,7 @@ from kubesched.config.args import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
+from kubesched.features import features_for
 from kubesched.framework import CycleState
 from kubesched.objects import Node, Pod
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
@@ -115,17 +117,20 @@ BALANCED_VARIANTS = [
 ]
 
 
+@pytest.mark.parametrize("kube_version", ["1.30", "1.36"], ids=lambda v: f"under {v}")
 @pytest.mark.parametrize("seed", range(60), ids=lambda s: f"random cluster {s}: batch equals per-node")
-def test_batch_methods_equal_per_node_methods(seed: int) -> None:
+def test_batch_methods_equal_per_node_methods(seed: int, kube_version: str) -> None:
     rng = random.Random(seed)
     nodes = [random_node(rng, i) for i in range(rng.randint(1, 25))]
     existing = [random_pod(rng, f"e{i}", rng.choice(nodes).name) for i in range(rng.randint(0, 40))]
-    h = cluster(nodes, existing[: len(existing) // 2])
+    h = FrameworkHandle.for_nodes(nodes, existing[: len(existing) // 2], features=features_for(kube_version))
     # Pods arriving and leaving after the table exists (scalar columns appear lazily).
     for p in existing[len(existing) // 2:]:
         h.cache.add_pod(p)
-    for p in rng.sample(existing, len(existing) // 4):
+    removed = rng.sample(existing, len(existing) // 4)
+    for p in removed:
         h.cache.remove_pod(p)
+    bound = [p for p in existing if all(p is not r for r in removed)]
     table = h.snapshot.table
     nis = list(h.snapshot.list())
     rng.shuffle(nis)
@@ -151,6 +156,16 @@ def test_batch_methods_equal_per_node_methods(seed: int) -> None:
                 want = [b.score(state, incoming, ni) for ni in subset]
                 assert b.score_batch(state, incoming, table, rows).tolist() == want, b.args
                 assert all(0 <= s <= 100 for s in want)
+        # The cluster changes between pods: per-row caches (1.36's balance without the pod)
+        # must follow pods bound and deleted and nodes resized.
+        added = random_pod(rng, f"bound-{k}", rng.choice(nodes).name)
+        h.cache.add_pod(added)
+        bound.append(added)
+        if rng.random() < 0.5:
+            h.cache.remove_pod(bound.pop(rng.randrange(len(bound))))
+        if rng.random() < 0.3:
+            i = rng.randrange(len(nodes))
+            h.cache.update_node(random_node(rng, i))
 
 
 def test_table_rows_match_node_infos_for_pods_requesting_only_an_extended_resource() -> None:
