@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import uvicorn
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -388,7 +388,14 @@ def _text(body: str, status: int = 200) -> Response:
     return PlainTextResponse(body, status_code=status, headers=_TEXT_HEADERS)
 
 
-def build_app(metrics: SchedulerMetrics, checks: HealthChecks) -> Starlette:
+class MetricsSource(Protocol):
+    """What /metrics serves: :class:`SchedulerMetrics`, or another registry's exposition
+    (``kubesched shadow``'s metrics)."""
+
+    def render(self) -> bytes: ...
+
+
+def build_app(metrics: MetricsSource, checks: HealthChecks) -> Starlette:
     """The ASGI app serving /metrics and the health endpoints."""
 
     def metrics_endpoint(request: Request) -> Response:
