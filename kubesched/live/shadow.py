@@ -45,8 +45,11 @@ from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.profile import build_framework
 from kubesched.cluster.live import (
     ADD,
+    API_CALLS,
     ASSIGNED_PODS,
     DELETE,
+    DRA_INFORMED_RESOURCES,
+    INFORMED_RESOURCES,
     PENDING_PODS,
     ApiCall,
     ApiClient,
@@ -77,6 +80,10 @@ RESULTS = (AGREED, TIED, DISAGREED)
 BOUND, UNSCHEDULABLE = "bound", "unschedulable"
 DECISIONS = (BOUND, UNSCHEDULABLE)
 READ_VERBS = frozenset({"get", "list", "watch"})
+SHADOW_API_CALLS: tuple[ApiCall, ...] = tuple(
+    c for c in API_CALLS if c.verb in ("list", "watch") and c.resource in (*INFORMED_RESOURCES, *DRA_INFORMED_RESOURCES))
+"""Every API call the shadow makes (deploy/shadow-rbac.yaml allows them): the informers' list
+and watch. Besides them it reads /version, which every authenticated user may."""
 MAX_RECORDED_DISAGREEMENTS = 10_000
 POD_SCHEDULED = "PodScheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
@@ -444,13 +451,21 @@ class ShadowMonitor:
             # The nomination was written by the binding cycle, after the decision.
             pending = dataclasses.replace(pending, nominated_node_name=before)
         start = time.perf_counter()
-        attempt = self.evaluate(pending)
-        verdict = self._binding_verdict(attempt, node)
+        try:
+            attempt = self.evaluate(pending)
+            verdict = self._binding_verdict(attempt, node)
+        except Exception:  # noqa: BLE001 - a plugin's bug must not stop the informer (nor its cache update)
+            log.exception("evaluating the binding of %s to %s", pending.key, node)
+            return
         self._record(verdict, attempt, time.perf_counter() - start)
 
     def _observe_failure(self, pod: Pod, real_message: str) -> None:
         start = time.perf_counter()
-        attempt = self.evaluate(pod)
+        try:
+            attempt = self.evaluate(pod)
+        except Exception:  # noqa: BLE001 - as for a binding
+            log.exception("evaluating the failed attempt of %s", pod.key)
+            return
         ours = attempt.message if attempt.outcome == "Unschedulable" else None
         if ours is not None and ours == real_message:
             verdict = Verdict(pod.key, UNSCHEDULABLE, AGREED, None, None, (), "same fit error", real_message, ours)
@@ -619,11 +634,11 @@ def run_shadow(options: ShadowOptions, serving: ServingOptions, registry: Mappin
     monitor: ShadowMonitor | None = None
     restore_signals = install_stop_signals(stop)
     try:
-        warn_on_version_skew(api, features)
         lo = dataclasses.replace(live_options or LiveOptions(), features=features)
         cluster = LiveCluster(api, scheduler_names=options.scheduler_names, options=lo)
         monitor = ShadowMonitor(cfg, cluster, scheduler_names=options.scheduler_names, registry=registry,
                                 features=features, metrics=metrics, explain=explain)
+        warn_on_version_skew(api, features)
         if serving.enabled:
             server = start_serving(build_app(metrics, checks), bind_address=serving.bind_address,
                                    secure_port=serving.secure_port, cert_file=serving.cert_file,
@@ -653,5 +668,5 @@ def run_shadow(options: ShadowOptions, serving: ServingOptions, registry: Mappin
         restore_signals()
 
 
-__all__ = ["AGREED", "DISAGREED", "RESULTS", "TIED", "ReadOnlyApiClient", "ShadowMetrics", "ShadowMonitor",
+__all__ = ["AGREED", "DISAGREED", "RESULTS", "SHADOW_API_CALLS", "TIED", "ReadOnlyApiClient", "ShadowMetrics", "ShadowMonitor",
            "ShadowOptions", "ShadowTally", "Verdict", "install_stop_signals", "run_shadow", "top_nodes"]
