@@ -102,6 +102,13 @@ class _WithoutCreated(Collector):
             yield out
 
 
+def exposed_without_created(registry: CollectorRegistry) -> CollectorRegistry:
+    """What /metrics renders of ``registry``: its metrics without the ``*_created`` samples."""
+    exposed = CollectorRegistry(auto_describe=False)
+    exposed.register(_WithoutCreated(registry))
+    return exposed
+
+
 class SchedulerMetrics:
     """kube-scheduler v1.30's metrics in their own registry (never the global one, so two
     schedulers or tests in one process do not collide). All methods are thread-safe."""
@@ -189,8 +196,7 @@ class SchedulerMetrics:
             "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
             "identify the lease. Please make sure to group by name.",
             ("name",), registry=r)
-        self._exposed = CollectorRegistry(auto_describe=False)
-        self._exposed.register(_WithoutCreated(r))
+        self._exposed = exposed_without_created(r)
 
     # ------------------------------------------------------------ scheduling cycle
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:

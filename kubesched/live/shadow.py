@@ -65,7 +65,7 @@ from kubesched.features import Features, features_for
 from kubesched.framework import PODS_TO_ACTIVATE_KEY, CycleState, PodInfo, PodsToActivate
 from kubesched.live.flags import ServingOptions
 from kubesched.live.runner import LiveCache
-from kubesched.live.serving import HealthChecks, build_app, start_serving
+from kubesched.live.serving import HealthChecks, build_app, exposed_without_created, start_serving
 from kubesched.objects import Node, Pod
 from kubesched.plugins.helpers.fiterror import fit_error_message
 from kubesched.plugins.registry import Factory, registry_for
@@ -192,6 +192,7 @@ class ShadowMetrics:
                                 registry=r)
         self.view_pods = Gauge("kubesched_shadow_view_pods", "Bound pods in the shadow's view of the cluster.",
                                registry=r)
+        self._exposed = exposed_without_created(r)
         for result in RESULTS:
             for decision in DECISIONS:
                 if not (result == TIED and decision == UNSCHEDULABLE):
@@ -206,7 +207,8 @@ class ShadowMetrics:
         self.view_pods.set(pods)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        """The Prometheus text exposition (without ``*_created`` samples, as the scheduler's)."""
+        return generate_latest(self._exposed)
 
 
 # ================================================================ the monitor

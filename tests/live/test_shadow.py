@@ -266,6 +266,7 @@ def test_the_decisions_are_prometheus_metrics(scripted_run: Any) -> None:
                  "kubesched_shadow_view_nodes 4.0",
                  "kubesched_shadow_evaluation_duration_seconds_count 10.0"):
         assert line in metrics.splitlines(), line
+    assert "_created" not in metrics, "kube-scheduler's metrics carry no *_created samples, nor do these"
 
 
 def test_the_shadow_only_reads(api: LocalApiServer, scripted_run: Any) -> None:
