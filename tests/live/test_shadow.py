@@ -439,3 +439,19 @@ def test_a_bad_flag_value_is_one_line_and_exit_2(tmp_path: Path) -> None:
                                        "--metrics-port=0", "--scheduler-name=b"])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines()[-1].startswith("error: --scheduler-name b: no profile")
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.36"], ids=lambda v: f"deciding as {v}")
+def test_each_release_judges_with_its_own_semantics(api: LocalApiServer, real: RealScheduler, version: str) -> None:
+    shadow = start_shadow(api, ShadowOptions(kube_version=version), ServingOptions(secure_port=0))
+    assert shadow.monitor is not None
+    assert shadow.monitor.features.oracle.startswith(f"kube-scheduler v{version}.")
+    steps: list[tuple[str, str, dict[str, Any]]] = [("web", "big", {}), ("twin", "twin-b", {"nodeSelector": TWINS}),
+                                                    ("worse", "small", {})]
+    for name, target, spec in steps:
+        api.create(small_pod(name, **spec))
+        real.bind(name, target)
+    shadow.wait_observed(3)
+    summary = shadow.halt()
+    assert (summary["observed"], summary["agreed"], summary["tied"]) == (3, 1, 1)
+    assert [(d["pod"], d["predicted"]) for d in summary["disagreed"]] == [("default/worse", "big")]
