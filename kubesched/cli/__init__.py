@@ -364,7 +364,7 @@ def device_verdicts_json(verdicts: dict[str, Any]) -> dict[str, Any]:
                    "used": v.used, "total": v.total} for node, v in sorted(verdicts.items())}
 
 
-def _explain(result: Any, pod_key: str, nodes: list[Any], output: str) -> None:
+def _explain(result: Any, pod_key: str, nodes: list[Any], output: str, console: Any = None) -> None:
     """Every node x plugin for each attempt of one pod: the trace's data as a table; for a pod
     with resource claims, DynamicResources' verdict, devices and device use per node too."""
     from kubesched.simulation import device_verdicts, step_to_json
@@ -391,7 +391,7 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = console if console is not None else Console()
     for step in steps:
         data = step_to_json(step)
         plugins: list[str] = []
@@ -692,3 +692,4 @@ def extender_serve(target: str, port: int, host: str, certfile: str | None, keyf
 from kubesched.cli import capacity as _capacity  # noqa: E402,F401  (registers `kubesched capacity`)
 from kubesched.cli import compare as _compare  # noqa: E402,F401  (registers `kubesched compare`)
 from kubesched.cli import pack as _pack  # noqa: E402,F401  (registers `kubesched pack`)
+from kubesched.cli import shadow as _shadow  # noqa: E402,F401  (registers `kubesched shadow`)

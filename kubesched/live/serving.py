@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import uvicorn
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -100,6 +100,13 @@ class _WithoutCreated(Collector):
             out = Metric(family.name, family.documentation, family.type, family.unit)
             out.samples = [s for s in family.samples if s.name != family.name + "_created"]
             yield out
+
+
+def exposed_without_created(registry: CollectorRegistry) -> CollectorRegistry:
+    """What /metrics renders of ``registry``: its metrics without the ``*_created`` samples."""
+    exposed = CollectorRegistry(auto_describe=False)
+    exposed.register(_WithoutCreated(registry))
+    return exposed
 
 
 class SchedulerMetrics:
@@ -189,8 +196,7 @@ class SchedulerMetrics:
             "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
             "identify the lease. Please make sure to group by name.",
             ("name",), registry=r)
-        self._exposed = CollectorRegistry(auto_describe=False)
-        self._exposed.register(_WithoutCreated(r))
+        self._exposed = exposed_without_created(r)
 
     # ------------------------------------------------------------ scheduling cycle
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -388,7 +394,14 @@ def _text(body: str, status: int = 200) -> Response:
     return PlainTextResponse(body, status_code=status, headers=_TEXT_HEADERS)
 
 
-def build_app(metrics: SchedulerMetrics, checks: HealthChecks) -> Starlette:
+class MetricsSource(Protocol):
+    """What /metrics serves: :class:`SchedulerMetrics`, or another registry's exposition
+    (``kubesched shadow``'s metrics)."""
+
+    def render(self) -> bytes: ...
+
+
+def build_app(metrics: MetricsSource, checks: HealthChecks) -> Starlette:
     """The ASGI app serving /metrics and the health endpoints."""
 
     def metrics_endpoint(request: Request) -> Response:

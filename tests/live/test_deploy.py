@@ -140,9 +140,14 @@ API_VERSIONS = {
 }
 
 
-def manifests() -> list[dict[str, Any]]:
+# `kubesched shadow`'s read-only RBAC, applied on its own (tests/live/test_shadow_rbac.py).
+SHADOW_RBAC = DEPLOY / "shadow-rbac.yaml"
+
+
+def manifests(paths: list[Path] | None = None) -> list[dict[str, Any]]:
+    """The documents of `kubesched run`'s manifests (deploy/*.yaml but the shadow's RBAC), or of ``paths``."""
     docs: list[dict[str, Any]] = []
-    for path in sorted(DEPLOY.glob("*.yaml")):
+    for path in paths if paths is not None else [p for p in sorted(DEPLOY.glob("*.yaml")) if p != SHADOW_RBAC]:
         for doc in yaml.safe_load_all(path.read_text()):
             if doc is not None:
                 assert isinstance(doc, dict), f"{path.name}: a document is not a mapping"
@@ -266,7 +271,7 @@ def test_kubectl_apply_dry_run_accepts_every_manifest(tmp_path: Path) -> None:
             capture_output=True, text=True, env=env, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     created = sorted(line for line in result.stdout.splitlines() if line.endswith("created (dry run)"))
-    assert len(created) == len(manifests()), result.stdout
+    assert len(created) == len(manifests()) + len(manifests([SHADOW_RBAC])), result.stdout
     assert not [m for m, _ in server.requests if m != "GET"], "a client dry-run must not write"
 
 
