@@ -10,6 +10,7 @@ returns an :class:`Attempt` recording everything the trace and ``--explain`` nee
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import random
@@ -226,15 +227,46 @@ def heap_root_of_tops(tops: IntArray) -> int:
     shallower first on a tie."""
     if len(tops) == 1 or tops[0] == 0:
         return int(tops[0])
-    if len(tops) <= 32:  # a few: in Python (numpy's per-call cost would be the whole cost)
-        listed: list[int] = tops.tolist()
-        deepest = (listed[-1] + 1).bit_length() - 1
-        # (index + 1) shifted to the deepest level's width, then its depth
-        return min(listed, key=lambda t: ((t + 1) << (deepest + 1 - (t + 1).bit_length()), (t + 1).bit_length()))
-    p = tops + 1
-    depth = np.frexp(p.astype(np.float64))[1].astype(np.int64) - 1  # exact: p < 2**53
-    aligned = p << (depth[-1] - depth)  # tops ascend, so the last is the deepest
-    return int(tops[int((aligned * 64 + depth).argmin())])  # depth < 64: the shallower first
+    # Per depth, only the leftmost top can win (the paths of one depth compare as their
+    # indices): a search per level, a dozen levels.
+    if len(tops) > 64:
+        return _heap_root_of_many_tops(tops)
+    listed: list[int] = tops.tolist()
+    deepest = (listed[-1] + 1).bit_length() - 1
+    best = listed[0]  # the shallowest top: the leftmost of its level
+    first_depth = (best + 1).bit_length() - 1
+    best_key = ((best + 1) << (deepest - first_depth), first_depth)
+    for d in range(first_depth + 1, deepest + 1):
+        k = bisect.bisect_left(listed, (1 << d) - 1)
+        if k == len(listed) or listed[k] >= (2 << d) - 1:
+            continue  # this level holds no top
+        t = listed[k]
+        key = ((t + 1) << (deepest - d), d)
+        if key < best_key:
+            best, best_key = t, key
+    return best
+
+
+def _heap_root_of_many_tops(tops: IntArray) -> int:
+    """heap_root_of_tops for hundreds of tops: each level's first top by one numpy search,
+    without listing them all."""
+    deepest = int(tops[-1] + 1).bit_length() - 1
+    bounds = np.searchsorted(tops, _LEVEL_STARTS[:deepest + 2])
+    firsts: list[int] = tops[np.minimum(bounds[:-1], len(tops) - 1)].tolist()
+    counts: list[int] = np.diff(bounds).tolist()
+    best, best_key = -1, (0, 0)
+    for d in range(deepest + 1):
+        if counts[d] == 0:
+            continue  # this level holds no top
+        t = firsts[d]
+        key = ((t + 1) << (deepest - d), d)
+        if best < 0 or key < best_key:
+            best, best_key = t, key
+    return best
+
+
+# The first index of each heap level (2**d - 1).
+_LEVEL_STARTS = (np.int64(1) << np.arange(62, dtype=np.int64)) - 1
 
 
 class Scheduler:

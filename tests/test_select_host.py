@@ -59,3 +59,9 @@ def test_heap_root_with_an_extender_s_randomizer_is_what_heap_pop_returns(pairs:
 @given(st.lists(st.integers(0, 2), min_size=100, max_size=3000))
 def test_heap_root_over_thousands_of_tied_nodes_is_what_heap_pop_returns(scores: list[int]) -> None:
     assert heap_root(scores) == go_heap_pop(scores)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 1), min_size=100, max_size=3000).filter(lambda s: sum(s) > 64))
+def test_heap_root_over_hundreds_of_top_scores_is_what_heap_pop_returns(scores: list[int]) -> None:
+    assert heap_root(scores) == go_heap_pop(scores)

@@ -149,6 +149,14 @@ class _StateData:
 
 
 _STATE_KEY: StateKey[_StateData] = StateKey("PreFilter" + NAME)
+# The state of every pod without claims (read, never written: see pre_filter).
+_NO_CLAIMS = _StateData()
+
+
+def _asks_scalar(pod: Pod) -> bool:
+    """The pod requests something besides cpu, memory, ephemeral-storage and pods (which an
+    extended-resource DeviceClass might map)."""
+    return any(q != 0 and n not in _NATIVE for n, q in pod.requests.items())
 
 
 def _unschedulable(reason: str) -> Status:
@@ -307,6 +315,11 @@ class DynamicResources:
         return ResourceClaim(meta, ClaimSpec())
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.resource_claims and not (self._extended_resources and _asks_scalar(pod)):
+            # Most pods: no claim and no extended resource a class could map. Every later
+            # phase only reads the empty state (Skip spares Filter), so one is shared.
+            state.write(_STATE_KEY, _NO_CLAIMS)
+            return None, SKIP
         s = _StateData()
         state.write(_STATE_KEY, s)
         claims: list[ResourceClaim] = []
