@@ -534,7 +534,7 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
         _fail("benchmark result is invalid: " + "; ".join(res.problems))
 
 
-@main.command("run", cls=_run_command_class(), context_settings={"allow_interspersed_args": True})
+@main.command("run", cls=_run_command_class())
 @click.option("--deterministic", is_flag=True, help="Lowest node name among equal scores (reproducible runs).")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
               help="Register an out-of-tree plugin factory (repeatable); entry points in group kubesched.plugins "

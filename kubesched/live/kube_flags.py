@@ -73,7 +73,7 @@ class KubeFlag:
     group: str
     handling: Handling
     help: str
-    default: str = ""  # as kube-scheduler's --help shows it ("" = no default shown)
+    default: str = ""  # as kube-scheduler's --help shows it, lists without brackets ("" = none shown)
     since: KubeVersion = V1_30  # the first supported release that has the flag
     until: KubeVersion | None = None  # the first supported release that no longer has it
     config_path: str = ""  # handling "config": the configuration field it sets
@@ -107,17 +107,23 @@ def _f(name: str, kind: str, group: str, handling: Handling, help: str, **kw: An
 
 KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
     # ------------------------------------------------------------------ misc (options.go initFlags)
-    _f("config", "string", "misc", "honoured", "The path to the configuration file."),
+    _f("config", "string", "misc", "honoured", "The path to the configuration file.",
+       note="without it, the --kube-version release's defaults (one profile, default-scheduler)"),
     _f("master", "string", "misc", "honoured",
-       "The address of the Kubernetes API server (overrides any value in kubeconfig)"),
+       "The address of the Kubernetes API server (overrides any value in kubeconfig)",
+       note="with no kubeconfig at all, kubesched connects to it without credentials (a local test server)"),
     _f("write-config-to", "string", "misc", "honoured",
-       "If set, write the configuration values to this file and exit."),
+       "If set, write the configuration values to this file and exit.",
+       note='writes the effective configuration (flags applied, defaults filled, profiles built) and exits 0 before connecting to anything'),
     # ---------------------------------------------------- secure serving (apiserver serving.go)
     _f("bind-address", "ip", "secure serving", "honoured",
        "The IP address on which to listen for the --secure-port port. If blank or an unspecified address "
        "(0.0.0.0 or ::), all interfaces and IP address families will be used. Unlike kube-scheduler "
        "(0.0.0.0), the default is loopback only: kubesched's endpoints do not authenticate requests.",
-       default="0.0.0.0", kubesched_default="127.0.0.1"),
+       default="0.0.0.0", kubesched_default="127.0.0.1",
+       note="**difference from kube-scheduler**, whose default is 0.0.0.0: kubesched's endpoints are "
+            "unauthenticated, so by default only the local host reaches them; the Deployment passes 0.0.0.0 "
+            "because the kubelet probes the pod IP"),
     _f("cert-dir", "string", "secure serving", "honoured",
        "The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file are "
        "provided, this flag will be ignored. kubesched serves HTTPS with kube-scheduler.crt/.key there, "
@@ -135,30 +141,36 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
        note="kubesched always binds with SO_REUSEADDR"),
     _f("permit-port-sharing", "bool", "secure serving", "honoured",
        "If true, SO_REUSEPORT will be used when binding the port, which allows more than one instance to "
-       "bind on the same address and port. [default=false]"),
+       "bind on the same address and port. [default=false]",
+       note='SO_REUSEPORT on the serving socket'),
     _f("secure-port", "int", "secure serving", "honoured",
        "The port on which to serve HTTPS with authentication and authorization (kubesched: /healthz, "
-       "/livez, /readyz and /metrics). If 0, don't serve HTTPS at all.", default="10259"),
+       "/livez, /readyz and /metrics). If 0, don't serve HTTPS at all.", default="10259",
+       note='serves /healthz, /livez, /readyz and /metrics; 0 turns serving off'),
     _f("tls-cert-file", "string", "secure serving", "honoured",
        "File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server "
        "cert). Without it (and without --cert-dir) kubesched serves plain HTTP on --secure-port "
-       "(kube-scheduler would generate a self-signed certificate).", aliases=("--cert",)),
+       "(kube-scheduler would generate a self-signed certificate).", aliases=("--cert",),
+       note='serves HTTPS with this certificate and --tls-private-key-file'),
     _f("tls-cipher-suites", "strings", "secure serving", "honoured",
        "Comma-separated list of cipher suites for the server (Go's names, e.g. "
-       "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256). If omitted, the default cipher suites will be used."),
+       "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256). If omitted, the default cipher suites will be used.",
+       note="Go's names, served as OpenSSL's; TLS 1.3 suites are not configurable, as in Go; HTTPS only"),
     _f("tls-curve-preferences", "int32Slice", "secure serving", "warn",
        "Comma-separated list of numeric Go crypto/tls CurveID values, as the allowed key exchange "
        "mechanisms for the server.", since=V1_36,
        note="Python's ssl module cannot restrict the key exchange groups to a list"),
     _f("tls-min-version", "string", "secure serving", "honoured",
        "Minimum TLS version supported. Possible values: VersionTLS10, VersionTLS11, VersionTLS12, "
-       "VersionTLS13"),
+       "VersionTLS13",
+       note="default TLS 1.2, Go's server default; HTTPS only"),
     _f("tls-private-key-file", "string", "secure serving", "honoured",
-       "File containing the default x509 private key matching --tls-cert-file.", aliases=("--key",)),
+       "File containing the default x509 private key matching --tls-cert-file.", aliases=("--key",),
+       note='the key of --tls-cert-file'),
     _f("tls-sni-cert-key", "namedCertKey", "secure serving", "warn",
        "A pair of x509 certificate and private key file paths, optionally suffixed with a list of domain "
        "patterns which are fully qualified domain names, possibly with prefixed wildcard segments. "
-       "Examples: \"example.crt,example.key\" or \"foo.crt,foo.key:*.foo.com,foo.com\".", default="[]",
+       "Examples: \"example.crt,example.key\" or \"foo.crt,foo.key:*.foo.com,foo.com\".", 
        note="kubesched serves the one certificate of --tls-cert-file (no SNI certificates)"),
     # -------------------------------------------------- authentication (apiserver authentication.go)
     _f("authentication-kubeconfig", "string", "authentication", "warn",
@@ -184,19 +196,19 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
        "usernames in headers specified by --requestheader-username-headers.", note=_NO_AUTH),
     _f("requestheader-extra-headers-prefix", "strings", "authentication", "warn",
        "List of request header prefixes to inspect. X-Remote-Extra- is suggested.",
-       default="[x-remote-extra-]", note=_NO_AUTH),
+       default="x-remote-extra-", note=_NO_AUTH),
     _f("requestheader-group-headers", "strings", "authentication", "warn",
        "List of request headers to inspect for groups. X-Remote-Group is suggested.",
-       default="[x-remote-group]", note=_NO_AUTH),
+       default="x-remote-group", note=_NO_AUTH),
     _f("requestheader-uid-headers", "strings", "authentication", "warn",
        "List of request headers to inspect for UIDs. X-Remote-Uid is suggested.", since=V1_36, note=_NO_AUTH),
     _f("requestheader-username-headers", "strings", "authentication", "warn",
        "List of request headers to inspect for usernames. X-Remote-User is common.",
-       default="[x-remote-user]", note=_NO_AUTH),
+       default="x-remote-user", note=_NO_AUTH),
     # ---------------------------------------------------- authorization (apiserver authorization.go)
     _f("authorization-always-allow-paths", "strings", "authorization", "warn",
        "A list of HTTP paths to skip during authorization, i.e. these are authorized without contacting "
-       "the 'core' kubernetes server.", default="[/healthz,/readyz,/livez]", note=_NO_AUTH),
+       "the 'core' kubernetes server.", default="/healthz,/readyz,/livez", note=_NO_AUTH),
     _f("authorization-kubeconfig", "string", "authorization", "warn",
        "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create "
        "subjectaccessreviews.authorization.k8s.io. This is optional.", note=_NO_AUTH),
@@ -226,12 +238,14 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
     _f("kubeconfig", "string", "deprecated", "config",
        "DEPRECATED: path to kubeconfig file with authorization and master location information. This "
        "parameter is ignored if a config file is specified in --config.",
-       config_path="clientConnection.kubeconfig", only_without_config=True),
+       config_path="clientConnection.kubeconfig", only_without_config=True,
+       note="without a kubeconfig: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config"),
     _f("pod-max-in-unschedulable-pods-duration", "duration", "deprecated", "honoured",
        "DEPRECATED: the maximum time a pod can stay in unschedulablePods. If a pod stays in "
        "unschedulablePods for longer than this value, the pod will be moved from unschedulablePods to "
        "backoffQ or activeQ. This flag is deprecated and will be removed in a future version.",
-       default="5m0s"),
+       default="5m0s",
+       note="the live queue's unschedulable timeout; applied with --config too, as upstream"),
     _f("profiling", "bool", "deprecated", "config",
        "DEPRECATED: enable profiling via web interface host:port/debug/pprof/. This parameter is ignored if "
        "a config file is specified in --config.", default="true", config_path="enableProfiling",
@@ -270,11 +284,13 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
        note="kubesched decides as the release --kube-version names and emulates no other"),
     _f("feature-gates", "mapStringBool", "feature gate", "honoured",
        "A set of key=value pairs that describe feature gates for alpha/experimental features (the gates of "
-       "the --kube-version release kubesched decides by).", until=V1_36),
+       "the --kube-version release kubesched decides by).", until=V1_36,
+       note="the scheduler's gates of the --kube-version release"),
     _f("feature-gates", "colonSeparatedMultimapStringString", "feature gate", "honoured",
        "Comma-separated list of component:key=value pairs that describe feature gates for "
        "alpha/experimental features of different components. If the component is not specified, defaults "
-       "to \"kube\". This flag can be repeatedly invoked.", since=V1_36),
+       "to \"kube\". This flag can be repeatedly invoked.", since=V1_36,
+       note="the scheduler's gates of the --kube-version release; component kube only"),
     _f("min-compatibility-version", "strings", "feature gate", "warn",
        "The min version of control plane components the server should be compatible with. Must be less or "
        "equal to the emulated-version. Version format could only be major.minor.", since=V1_36,
@@ -282,7 +298,7 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
     # -------------------------------------------------------- metrics (component-base metrics/options.go)
     _f("allow-metric-labels", "stringToString", "metrics", "warn",
        "The map from metric-label to value allow-list of this label. The key's format is "
-       "<MetricName>,<LabelName>. The value's format is <allowed_value>,<allowed_value>...", default="[]",
+       "<MetricName>,<LabelName>. The value's format is <allowed_value>,<allowed_value>...",
        note="kubesched's metric labels are bounded by construction; no allow-list is applied"),
     _f("allow-metric-labels-manifest", "string", "metrics", "warn",
        "The path to the manifest file that contains the allow-list mapping. The format of the file is the "
@@ -290,7 +306,8 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
        note="kubesched's metric labels are bounded by construction; no allow-list is applied"),
     _f("disabled-metrics", "strings", "metrics", "honoured",
        "This flag provides an escape hatch for misbehaving metrics. You must provide the fully qualified "
-       "metric name in order to disable it."),
+       "metric name in order to disable it.",
+       note='left out of /metrics'),
     _f("show-hidden-metrics-for-version", "string", "metrics", "honoured",
        "The previous version for which you want to show hidden metrics. Only the previous minor version is "
        "meaningful, other values will not be allowed. The format is <major>.<minor>, e.g.: '1.16'.",
@@ -311,17 +328,20 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
        "[Alpha] In text format, write error messages to stderr and info messages to stdout.",
        note="kubesched writes one stream, stderr"),
     _f("logging-format", "string", "logs", "honoured",
-       "Sets the log format. Permitted formats: \"json\", \"text\".", default="text"),
+       "Sets the log format. Permitted formats: \"json\", \"text\".", default="text",
+       note="text, or json lines with klog's fields (ts, caller, msg, v)"),
     _f("v", "Level", "logs", "honoured",
        "number for the log level verbosity (kubesched: 0 logs info, warnings and errors, as klog's default; "
-       "4 and above debug)", default="0", shorthand="v"),
+       "4 and above debug)", default="0", shorthand="v",
+       note="no log line shows a token, a client key or an Authorization header, as client-go masks them"),
     _f("vmodule", "pattern=N,...", "logs", "warn",
        "comma-separated list of pattern=N settings for file-filtered logging (only works for text log "
        "format)", note="kubesched's log levels are not set per Go source file"),
     # ------------------------------------------------------ global (verflag, globalflag)
     _f("version", "version", "global", "honoured",
        "--version, --version=raw prints version information and quits; --version=vX.Y.Z... sets the "
-       "reported version", default="false"),
+       "reported version", default="false",
+       note="prints kubesched's version and the kube-scheduler release it decides as, exits 0"),
 )
 
 ALL_FLAG_NAMES: frozenset[str] = frozenset(f.name for f in KUBE_SCHEDULER_FLAGS)
@@ -517,7 +537,7 @@ class KubeSchedulerFlags:
             raise KeyError(f"kube-scheduler {self.version} has no flag --{name}")
         default = row.kubesched_default if row.kubesched_default is not None else row.default
         if row.kind in _LIST_KINDS:
-            return parse_value(row, [default.strip("[]")]) if default not in ("", "[]") else ()
+            return parse_value(row, [default]) if default else ()
         if default == "" and row.kind != "string":
             return None
         return parse_value(row, [default])
@@ -697,7 +717,7 @@ class KubeFlagOption(click.Option):
         decls = [f"-{flag.shorthand}"] if flag.shorthand else []
         decls += [f"--{flag.name}", *flag.aliases, flag.param]
         default = flag.kubesched_default if flag.kubesched_default is not None else flag.default
-        shown = default if default not in ("", "[]", "false", "0") or flag.name == "v" else ""
+        shown = default if default not in ("", "false", "0") or flag.name == "v" else ""
         releases = _releases(flag.name)
         only = f" (kube-scheduler {', '.join(releases)} only)" if len(releases) < len(SUPPORTED_VERSIONS) else ""
         help_text = flag.help + only + (f" [default: {shown}]" if shown else "")
@@ -718,6 +738,10 @@ class KubeFlagOption(click.Option):
 
 class KubeSchedulerCommand(click.Command):
     """``kubesched run``: pflag's syntax and kube-scheduler's ``--help`` sections."""
+
+    def get_help_option_names(self, ctx: click.Context) -> list[str]:
+        """globalflag.AddGlobalFlags: ``-h, --help``, whatever context asks."""
+        return ["-h", "--help"]
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, self._pflag_to_click(ctx, args))
@@ -788,7 +812,7 @@ class KubeSchedulerCommand(click.Command):
             if record is None:
                 continue
             group = param.group if isinstance(param, KubeFlagOption) else (
-                "global" if param.name == "help" else KUBESCHED_GROUP)
+                "global" if "--help" in getattr(param, "opts", ()) else KUBESCHED_GROUP)
             sections[group].append(record)
         for group, records in sections.items():
             if records:
@@ -851,13 +875,13 @@ def markdown_rows(groups: Iterable[str] = GROUPS) -> list[str]:
             spellings = [f"`-{row.shorthand}`"] if row.shorthand else []
             spellings += [f"`--{row.name}`", *(f"`{a}`" for a in row.aliases)]
             default = row.kubesched_default if row.kubesched_default is not None else row.default
-            shown = default if default not in ("", "[]", "false", "0") or row.name == "v" else ""
+            shown = default if default not in ("", "false", "0") or row.name == "v" else ""
             releases = _releases(name)
             what = {"config": f"mapped to `{row.config_path}`" + (
-                " (ignored with `--config`, as upstream)" if row.only_without_config else ""),
-                "honoured": "honoured", "warn": "accepted, warns: not honoured"}[row.handling]
+                " (ignored with `--config`, as upstream)" if row.only_without_config else " (applied with `--config` too)"),
+                "honoured": "honoured", "warn": "accepted with a warning, not honoured"}[row.handling]
             if row.note:
-                what += f" ({row.note})"
+                what += f": {row.note}" if row.handling == "warn" else f"; {row.note}"
             if len(releases) < len(SUPPORTED_VERSIONS):
                 what += f"; kube-scheduler {', '.join(releases)} only"
             rows.append(f"| {' / '.join(spellings)} | {f'`{shown}`' if shown else 'none'} | {what} |")
