@@ -563,6 +563,7 @@ def run_command(deterministic: bool, plugins: tuple[str, ...], kube_flags: Any, 
 
         click.echo(f"kubesched {package_version('kubesched')} ({features_option(kube_version).oracle} semantics)")
         return
+    flags.validate()  # Options.Validate, logsapi.ValidateAndApply
     configure_logging(flags.value("v"), flags.value("logging-format"))
     for warning in flags.warnings():
         click.echo(f"warning: {warning}", err=True)

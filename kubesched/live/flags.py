@@ -133,9 +133,10 @@ class DeprecatedFlags:
 
     def apply(self, config: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
         cc = config.client_connection
-        cc = dataclasses.replace(cc, **{k: v for k, v in (("kubeconfig", self.kubeconfig),
-                                                          ("content_type", self.content_type),
-                                                          ("qps", self.qps), ("burst", self.burst)) if v is not None})
+        cc = dataclasses.replace(
+            cc, kubeconfig=cc.kubeconfig if self.kubeconfig is None else self.kubeconfig,
+            content_type=cc.content_type if self.content_type is None else self.content_type,
+            qps=cc.qps if self.qps is None else self.qps, burst=cc.burst if self.burst is None else self.burst)
         changes: dict[str, Any] = {"client_connection": cc}
         if self.profiling is not None:
             changes["enable_profiling"] = self.profiling

@@ -35,7 +35,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -43,8 +43,10 @@ from click.core import ParameterSource
 from kubesched.config._duration import parse_duration
 from kubesched.errors import ConfigError
 from kubesched.features import SUPPORTED_VERSIONS, V1_30, V1_36, KubeVersion
-from kubesched.live.command import RunOptions
 from kubesched.live.flags import DeprecatedFlags, LeaderElectionFlags, ServingOptions
+
+if TYPE_CHECKING:
+    from kubesched.live.command import RunOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -170,7 +172,7 @@ KUBE_SCHEDULER_FLAGS: tuple[KubeFlag, ...] = (
     _f("tls-sni-cert-key", "namedCertKey", "secure serving", "warn",
        "A pair of x509 certificate and private key file paths, optionally suffixed with a list of domain "
        "patterns which are fully qualified domain names, possibly with prefixed wildcard segments. "
-       "Examples: \"example.crt,example.key\" or \"foo.crt,foo.key:*.foo.com,foo.com\".", 
+       "Examples: \"example.crt,example.key\" or \"foo.crt,foo.key:*.foo.com,foo.com\".",
        note="kubesched serves the one certificate of --tls-cert-file (no SNI certificates)"),
     # -------------------------------------------------- authentication (apiserver authentication.go)
     _f("authentication-kubeconfig", "string", "authentication", "warn",
@@ -611,6 +613,8 @@ class KubeSchedulerFlags:
             qps=self.given.get("kube-api-qps"), burst=self.given.get("kube-api-burst"))
 
     def run_options(self, *, deterministic: bool = False, kube_version: str | None = None) -> RunOptions:
+        from kubesched.live.command import RunOptions
+
         pod_max = self.given.get("pod-max-in-unschedulable-pods-duration")
         return RunOptions(config=self.value("config") or None, master=self.value("master"),
                           deterministic=deterministic, kube_version=kube_version,
@@ -829,7 +833,8 @@ def kube_scheduler_options(fn: F) -> F:
     """Add every flag of kube-scheduler 1.30 and 1.36 (:data:`KUBE_SCHEDULER_FLAGS`) to a
     :class:`KubeSchedulerCommand`; the command receives ``kube_flags``: a callable taking the
     release (``--kube-version``) and returning the :class:`KubeSchedulerFlags` (ConfigError for a
-    flag that release lacks or a value pflag refuses)."""
+    flag that release lacks or a value pflag refuses; :meth:`KubeSchedulerFlags.validate` is the
+    command's to call, after ``--version``, as kube-scheduler validates only then)."""
 
     names = sorted({f.name for f in KUBE_SCHEDULER_FLAGS})
 
@@ -844,9 +849,7 @@ def kube_scheduler_options(fn: F) -> F:
                 raw[name] = tuple(value) if isinstance(value, tuple) else (value,)
 
         def parse(version: KubeVersion) -> KubeSchedulerFlags:
-            flags = KubeSchedulerFlags.parse(version, raw)
-            flags.validate()
-            return flags
+            return KubeSchedulerFlags.parse(version, raw)
 
         return fn(*args, kube_flags=parse, **kwargs)
 

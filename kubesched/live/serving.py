@@ -538,7 +538,7 @@ def self_signed_pair(cert_dir: str, pair_name: str, bind_address: str) -> tuple[
     address = ipaddress.ip_address(bind_address)
     if not address.is_unspecified and address not in ips:
         ips.append(address)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"localhost@{int(now.timestamp())}")])
     certificate = (

@@ -26,7 +26,7 @@ from kubesched.cluster.live import ApiClient, ClusterConfig, LiveCluster
 from kubesched.config import dump_config
 from kubesched.features import V1_30, V1_36, KubeVersion
 from kubesched.live.command import KlogJSONFormatter, effective_configuration
-from kubesched.live.kube_flags import KUBE_SCHEDULER_FLAGS, GROUPS, KubeSchedulerFlags, flags_of, markdown_rows
+from kubesched.live.kube_flags import GROUPS, KUBE_SCHEDULER_FLAGS, KubeSchedulerFlags, flags_of, markdown_rows
 from kubesched.live.runner import LiveScheduler
 from kubesched.live.serving import HealthChecks, SchedulerMetrics, TLSSettings, build_app, start_serving
 
@@ -99,7 +99,7 @@ def sample(name: str, pki: dict[str, Any], tmp_path: Path) -> str:
         "show-hidden-metrics-for-version": "", "log-flush-frequency": "10s", "log-json-info-buffer-size": "1Ki",
         "log-text-info-buffer-size": "512", "logging-format": "text", "v": "2", "vmodule": "schedule_one=4",
     }
-    return samples.get(name, "true")  # the bools
+    return str(samples.get(name, "true"))  # the bools
 
 
 def _config(tmp_path: Path) -> str:
@@ -179,19 +179,17 @@ def test_go_flag_syntax(args: list[str], path: str, value: Any, tmp_path: Path) 
 
 @pytest.mark.parametrize("spelling", [["-v3"], ["-v=3"], ["-v", "3"], ["--v=3"], ["--v", "3"]],
                          ids=["-v3", "-v=3", "-v 3", "--v=3", "--v 3"])
-def test_klog_verbosity_spellings(spelling: list[str]) -> None:
-    seen: list[int] = []
-    flags = KubeSchedulerFlags.parse(V1_36, {})
-    assert flags.value("v") == 0
-    runner = CliRunner()
+def test_klog_verbosity_spellings(spelling: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import kubesched.live.command as command
 
-    original = command.configure_logging
-    command.configure_logging = lambda v, fmt="text": seen.append(v)  # type: ignore[assignment]
-    try:
-        result = runner.invoke(main, ["run", *spelling, "--write-config-to=/dev/null"], catch_exceptions=False)
-    finally:
-        command.configure_logging = original  # type: ignore[assignment]
+    seen: list[int] = []
+
+    def configure_logging(verbosity: int, logging_format: str = "text") -> None:
+        seen.append(verbosity)
+
+    monkeypatch.setattr(command, "configure_logging", configure_logging)
+    assert KubeSchedulerFlags.parse(V1_36, {}).value("v") == 0
+    result = invoke(*spelling, "--write-config-to=/dev/null")
     assert result.exit_code == 0, result.output
     assert seen == [3]
 
