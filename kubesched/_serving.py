@@ -21,7 +21,8 @@ class ThreadedServer:
     #: what a start failure is called in its error message ("extender server", "serving", ...)
     what = "server"
 
-    def __init__(self, config: uvicorn.Config, *, host: str, port: int, https: bool, thread_name: str) -> None:
+    def __init__(self, config: uvicorn.Config, *, host: str, port: int, https: bool, thread_name: str,
+                 reuse_port: bool = False) -> None:
         self.host = host
         self._server = uvicorn.Server(config)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -30,6 +31,8 @@ class ThreadedServer:
         # out the client's delayed ACK (~40 ms).
         self._sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:  # kube-scheduler's --permit-port-sharing
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             self._sock.bind((host, port))
         except OSError as e:

@@ -356,9 +356,11 @@ class RequireToken:
         await self.app(scope, receive, send)
 
 
-def _config_file(directory: Path) -> str:
+def _config_file(directory: Path, kubeconfig: str = "") -> str:
     path = directory / "kubesched.yaml"
-    path.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
+    # With --config, kube-scheduler ignores its deprecated --kubeconfig: the file names it.
+    client_connection = f"clientConnection:\n  kubeconfig: {kubeconfig}\n" if kubeconfig else ""
+    path.write_text(client_connection + """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: true
@@ -527,8 +529,8 @@ def test_kubesched_run_at_v10_on_the_command_line_never_logs_the_token_or_key(tm
         out_path, err_path = tmp_path / "run.stdout", tmp_path / "run.stderr"
         with out_path.open("w") as out_file, err_path.open("w") as err_file:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "kubesched.cli", "run", f"--config={_config_file(tmp_path)}",
-                 f"--kubeconfig={c.kubeconfig}", "-v=10", f"--secure-port={port}"],
+                [sys.executable, "-m", "kubesched.cli", "run", f"--config={_config_file(tmp_path, c.kubeconfig)}",
+                 "-v=10", f"--secure-port={port}"],
                 stdout=out_file, stderr=err_file, env=env, text=True)
             try:
                 wait_until(lambda: _bound(api, names) or proc.poll() is not None, timeout=60, what="the pods bound")

@@ -20,16 +20,17 @@ from kubesched.errors import KubeschedError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _serving_options(fn: F) -> F:
-    from kubesched.live.flags import serving_options
+def _kube_scheduler_options(fn: F) -> F:
+    """kube-scheduler's whole command line, for ``kubesched run`` (kubesched.live.kube_flags)."""
+    from kubesched.live.kube_flags import kube_scheduler_options
 
-    return serving_options(fn)
+    return kube_scheduler_options(fn)
 
 
-def _leader_election_options(fn: F) -> F:
-    from kubesched.live.flags import leader_election_options
+def _run_command_class() -> type[click.Command]:
+    from kubesched.live.kube_flags import KubeSchedulerCommand
 
-    return leader_election_options(fn)
+    return KubeSchedulerCommand
 
 
 def version_options(fn: F) -> F:
@@ -533,62 +534,47 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
         _fail("benchmark result is invalid: " + "; ".join(res.problems))
 
 
-def _klog_verbosity(ctx: click.Context, param: click.Parameter, value: Any) -> int:
-    """``-v=10`` as klog (pflag) spells it, besides ``-v 10`` and ``--v=10``: click hands a short
-    option's attached value over with its ``=`` ("=10")."""
-    text = str(value)
-    try:
-        return int(text[1:] if text.startswith("=") else text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a valid integer", ctx, param) from None
-
-
-@main.command("run")
-@click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file (profiles, "
-              "leaderElection, clientConnection, extenders).")
-@click.option("--kubeconfig", default="", help="Path to a kubeconfig. Without it: the configuration's "
-              "clientConnection.kubeconfig, else $KUBECONFIG, else the in-cluster service account, else "
-              "~/.kube/config.")
-@click.option("--master", default="", help="The address of the API server (overrides the kubeconfig's server; "
-              "with no kubeconfig at all, connects to it without credentials).")
+@main.command("run", cls=_run_command_class())
 @click.option("--deterministic", is_flag=True, help="Lowest node name among equal scores (reproducible runs).")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
               help="Register an out-of-tree plugin factory (repeatable); entry points in group kubesched.plugins "
                    "are loaded too.")
-@click.option("-v", "--v", "verbosity", default="0", show_default=True, callback=lambda ctx, param, value:
-              _klog_verbosity(ctx, param, value), metavar="INTEGER",
-              help="Log verbosity: 0 logs info, warnings and errors (as klog's default), 4 and above debug.")
-@_serving_options
-@_leader_election_options
-@version_options
+@click.option("--kube-version", "kube_version", default=None, metavar="1.30|1.36",
+              help="Which kube-scheduler release decides, and whose command line this is (a flag of the other "
+                   "release only is an unknown flag). Default: 1.36.")
+@_kube_scheduler_options
 @_guard
-def run_command(config: str | None, kubeconfig: str, master: str, deterministic: bool, plugins: tuple[str, ...],
-                verbosity: int, serving: Any, leader_election_flags: Any, kube_version: str | None = None,
-                feature_gates: tuple[str, ...] = ()) -> None:
+def run_command(deterministic: bool, plugins: tuple[str, ...], kube_flags: Any, kube_version: str | None = None) -> None:
     """Schedule pods of this scheduler's profiles in a real cluster (a drop-in second scheduler).
 
-    SIGTERM / SIGINT: stop scheduling, finish the binds in flight, release the lease, exit 0.
-    A lost lease: exit 1 at once with "leaderelection lost", as kube-scheduler does (it
-    restarts as a candidate). Exit 2 stays reserved for bad input."""
-    import logging
-
+    Takes kube-scheduler's whole command line (of the --kube-version release), with its meaning:
+    see each flag's section. SIGTERM / SIGINT: stop scheduling, finish the binds in flight, release
+    the lease, exit 0. A lost lease: exit 1 at once with "leaderelection lost", as kube-scheduler
+    does (it restarts as a candidate). Exit 2 stays reserved for bad input."""
     from kubesched._entry import startup_done
     from kubesched._runtime.registry import full_registry
-    from kubesched.live.command import RunOptions, redact_credentials_in_logs, run
+    from kubesched.live.command import configure_logging, effective_configuration, run, write_configuration
 
     startup_done()
-    # klog prints Info at the default verbosity (-v=0): so do we; -v raises it to debug.
-    logging.basicConfig(level=logging.DEBUG if verbosity >= 4 else logging.INFO,
-                        format="%(asctime)s %(levelname).1s %(name)s] %(message)s")
-    # httpx logs every request at INFO; client-go's round tripper logs requests from -v=6 on
-    # (the API client's own transport logs them at debug, see kubesched.cluster._http).
-    logging.getLogger("httpx").setLevel(logging.DEBUG if verbosity >= 6 else logging.WARNING)
-    logging.getLogger("kubesched.cluster._http").setLevel(logging.DEBUG if verbosity >= 6 else logging.INFO)
-    # Whatever a library logs at -v=10, no token, key or Authorization header is written.
-    redact_credentials_in_logs()
-    features = features_option(kube_version, feature_gates)
-    result = run(RunOptions(config, kubeconfig, master, deterministic, kube_version, feature_gates), serving,
-                 leader_election_flags, full_registry(plugins, features=features))
+    version = features_option(kube_version).version
+    flags = kube_flags(version)
+    if flags.value("version") != "false":  # verflag.PrintAndExitIfRequested
+        from importlib.metadata import version as package_version
+
+        click.echo(f"kubesched {package_version('kubesched')} ({features_option(kube_version).oracle} semantics)")
+        return
+    flags.validate()  # Options.Validate, logsapi.ValidateAndApply
+    configure_logging(flags.value("v"), flags.value("logging-format"))
+    for warning in flags.warnings():
+        click.echo(f"warning: {warning}", err=True)
+    options = flags.run_options(deterministic=deterministic, kube_version=kube_version)
+    features = features_option(kube_version, options.feature_gates)
+    registry = full_registry(plugins, features=features)
+    if flags.value("write-config-to"):
+        write_configuration(flags.value("write-config-to"),
+                            effective_configuration(options, flags.leader_election(), features), registry)
+        return
+    result = run(options, flags.serving(), flags.leader_election(), registry)
     if result.reason == "lost-leadership":
         click.echo("error: leaderelection lost", err=True)
         sys.exit(1)

@@ -11,6 +11,7 @@ stop popping pods, wait for binds in flight and release the lease.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import signal
@@ -21,11 +22,12 @@ from typing import Any
 
 from kubesched.cluster.live import ApiClient, ApiLeaseClient, lease_request_timeout
 from kubesched.config import KubeSchedulerConfiguration, default_configuration, load_config
+from kubesched.errors import ConfigError
 from kubesched.features import Features, KubeVersion, features_for
-from kubesched.live.flags import LeaderElectionFlags, ServingOptions
+from kubesched.live.flags import DeprecatedFlags, LeaderElectionFlags, ServingOptions
 from kubesched.live.leader import LeaderElector
 from kubesched.live.runner import RunResult, run_scheduler
-from kubesched.live.serving import HealthChecks, SchedulerMetrics, build_app, start_serving
+from kubesched.live.serving import HealthChecks, SchedulerMetrics, TLSSettings, build_app, start_serving
 from kubesched.plugins.registry import Factory
 
 log = logging.getLogger("kubesched.run")
@@ -33,12 +35,54 @@ log = logging.getLogger("kubesched.run")
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
+    """What ``kubesched run`` runs with besides serving and leader election. ``kubeconfig``
+    overrides the configuration's ``clientConnection.kubeconfig`` whatever the configuration (the
+    command line's deprecated ``--kubeconfig`` arrives in ``deprecated`` instead, applied only
+    without ``--config`` as kube-scheduler does)."""
+
     config: str | None = None
     kubeconfig: str = ""
     master: str = ""
     deterministic: bool = False
     kube_version: str | None = None
     feature_gates: tuple[str, ...] = ()
+    deprecated: DeprecatedFlags = DeprecatedFlags()
+    # --pod-max-in-unschedulable-pods-duration (seconds; None: its default, 5 min)
+    pod_max_in_unschedulable_pods_duration: float | None = None
+
+
+def effective_configuration(options: RunOptions, leader_election_flags: LeaderElectionFlags,
+                            features: Features | None = None) -> KubeSchedulerConfiguration:
+    """options.go ApplyTo: without ``--config``, the release's defaults with the deprecated flags
+    (ApplyDeprecated) and the leader-election flags applied; with it, the file with only the
+    leader-election flags applied (ApplyLeaderElectionTo), then validated."""
+    features = features if features is not None else features_for(options.kube_version, options.feature_gates)
+    if options.config:
+        cfg = load_config(options.config, features=features)
+    else:
+        cfg = options.deprecated.apply(default_configuration(features=features))
+    return dataclasses.replace(cfg, leader_election=leader_election_flags.apply(cfg.leader_election))
+
+
+def write_configuration(path: str, cfg: KubeSchedulerConfiguration, registry: Mapping[str, Factory]) -> None:
+    """``--write-config-to``: the effective configuration, as v1 YAML (LogOrWriteConfig). As
+    kube-scheduler, which writes it only once scheduler.New has built the profiles, every profile is
+    built first (an unknown plugin or bad args fail here); nothing connects to the API server."""
+    import yaml
+
+    from kubesched._runtime.handle import FrameworkHandle
+    from kubesched._runtime.profile import build_framework
+    from kubesched.config import dump_config
+
+    for index, profile in enumerate(cfg.profiles):
+        build_framework(profile, registry, FrameworkHandle.for_nodes([], features=cfg.features), index=index)
+    text = yaml.safe_dump(dump_config(cfg), sort_keys=False)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise ConfigError(f"--write-config-to {path}: {e.strerror or e}") from None
+    log.info("Wrote configuration to %s", path)
 
 
 _AUTHORIZATION = re.compile(r"""(?i)(authorization['"]?\s*[:=,]\s*['"]?(?:b['"])?)(bearer|basic)\s+[^\s'",})\]]+""")
@@ -77,6 +121,40 @@ def redact_credentials_in_logs(logger: logging.Logger | None = None) -> None:
             handler.addFilter(RedactCredentials())
 
 
+class KlogJSONFormatter(logging.Formatter):
+    """``--logging-format=json``: one JSON object a line as component-base's JSON logger writes
+    them — ``ts`` (seconds since the epoch), ``caller``, ``msg``, and ``v`` (the verbosity; absent
+    on errors, which carry ``err`` when there is an exception)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        import json
+        import os
+
+        out: dict[str, Any] = {"ts": record.created, "caller": f"{os.path.basename(record.pathname)}:{record.lineno}",
+                               "msg": record.getMessage()}
+        if record.levelno >= logging.ERROR:
+            if record.exc_info:
+                out["err"] = self.formatException(record.exc_info)
+        else:
+            out["v"] = 0 if record.levelno >= logging.INFO else 4
+        return json.dumps(out)
+
+
+def configure_logging(verbosity: int, logging_format: str = "text") -> None:
+    """``-v`` and ``--logging-format``: klog prints Info at the default verbosity (-v=0), so does
+    kubesched; -v 4 and above turn debug on, -v 6 and above the API client's request logs."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(KlogJSONFormatter() if logging_format == "json"
+                         else logging.Formatter("%(asctime)s %(levelname).1s %(name)s] %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if verbosity >= 4 else logging.INFO, handlers=[handler])
+    # httpx logs every request at INFO; client-go's round tripper logs requests from -v=6 on
+    # (the API client's own transport logs them at debug, see kubesched.cluster._http).
+    logging.getLogger("httpx").setLevel(logging.DEBUG if verbosity >= 6 else logging.WARNING)
+    logging.getLogger("kubesched.cluster._http").setLevel(logging.DEBUG if verbosity >= 6 else logging.INFO)
+    # Whatever a library logs at -v=10, no token, key or Authorization header is written.
+    redact_credentials_in_logs()
+
+
 def _install_signal_handlers(stop: threading.Event) -> Callable[[], None]:
     """SIGTERM / SIGINT set ``stop``; returns what puts the previous handlers back."""
     if threading.current_thread() is not threading.main_thread():
@@ -102,9 +180,8 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     released) or as soon as leadership is lost ("lost-leadership"). ``api`` replaces the client
     the configuration and ``--kubeconfig`` / ``--master`` would give (it is closed on return)."""
     features = features_for(options.kube_version, options.feature_gates)
-    cfg: KubeSchedulerConfiguration = (load_config(options.config, features=features) if options.config
-                                       else default_configuration(features=features))
-    le = leader_election_flags.apply(cfg.leader_election)
+    cfg = effective_configuration(options, leader_election_flags, features)
+    le = cfg.leader_election
     stop = stop if stop is not None else threading.Event()
     if api is None:
         api = ApiClient.for_client_connection(cfg.client_connection, kubeconfig=options.kubeconfig,
@@ -112,14 +189,17 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     warn_on_version_skew(api, features)
     restore_signals = _install_signal_handlers(stop)
     metrics = SchedulerMetrics()
+    metrics.disable(serving.disabled_metrics)
     checks = HealthChecks()
     server = None
     elector: LeaderElector | None = None
     try:
         if serving.enabled:
+            cert_file, key_file = serving.certificate()
             server = start_serving(build_app(metrics, checks), bind_address=serving.bind_address,
-                                   secure_port=serving.secure_port, cert_file=serving.cert_file,
-                                   key_file=serving.key_file)
+                                   secure_port=serving.secure_port, cert_file=cert_file, key_file=key_file,
+                                   tls=TLSSettings(serving.tls_min_version, serving.cipher_suites),
+                                   reuse_port=serving.permit_port_sharing)
             if server is not None:
                 log.info("serving health and metrics on %s", server.url)
         is_leader = _always
@@ -166,7 +246,8 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
 
         return run_scheduler(cfg, api, stop, is_leader, registry=registry, metrics=metrics,
                              on_synced=on_synced, register_wake=wakers.append,
-                             deterministic=options.deterministic)
+                             deterministic=options.deterministic,
+                             pod_max_in_unschedulable_pods_duration=options.pod_max_in_unschedulable_pods_duration)
     finally:
         checks.mark_shutting_down()
         # Binds in flight are done (run_scheduler waited for them): only now is the lease released.

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import click
 
 from kubesched.config._duration import parse_duration
-from kubesched.config.types import LeaderElection
+from kubesched.config.types import KubeSchedulerConfiguration, LeaderElection
 from kubesched.errors import ConfigError
 from kubesched.live.leader import validate_timing
 from kubesched.live.serving import DEFAULT_BIND_ADDRESS, DEFAULT_SECURE_PORT
@@ -72,12 +72,19 @@ class LeaderElectionFlags:
 
 @dataclass(frozen=True, slots=True)
 class ServingOptions:
-    """``--bind-address``, ``--secure-port`` (0 = no serving), ``--tls-cert-file``/``--tls-private-key-file``."""
+    """``--bind-address``, ``--secure-port`` (0 = no serving), ``--tls-cert-file``/``--tls-private-key-file``
+    or ``--cert-dir``, ``--tls-min-version``, ``--tls-cipher-suites``, ``--permit-port-sharing`` and
+    the metrics ``--disabled-metrics`` (kube-scheduler's SecureServingOptions and metrics Options)."""
 
     bind_address: str = DEFAULT_BIND_ADDRESS
     secure_port: int = DEFAULT_SECURE_PORT
     cert_file: str | None = None
     key_file: str | None = None
+    cert_dir: str | None = None
+    tls_min_version: str = ""  # cliflag.TLSVersion's name; "" = Go's server default, TLS 1.2
+    cipher_suites: tuple[str, ...] = ()  # Go's names
+    permit_port_sharing: bool = False
+    disabled_metrics: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0 <= self.secure_port <= 65535:
@@ -91,8 +98,51 @@ class ServingOptions:
         return self.secure_port != 0
 
     @property
+    def tls(self) -> bool:
+        """Whether HTTPS is served: a certificate given, or --cert-dir (MaybeDefaultWithSelfSignedCerts)."""
+        return bool(self.cert_file or self.cert_dir)
+
+    @property
     def scheme(self) -> str:
-        return "https" if self.cert_file else "http"
+        return "https" if self.tls else "http"
+
+    def certificate(self) -> tuple[str | None, str | None]:
+        """The certificate and key files to serve: --tls-cert-file/--tls-private-key-file, else
+        ``<cert-dir>/kube-scheduler.crt`` and ``.key`` (generated, self-signed, when they cannot be
+        read: SecureServingOptions.MaybeDefaultWithSelfSignedCerts with kube-scheduler's PairName),
+        else none (plain HTTP)."""
+        if self.cert_file or not self.cert_dir or not self.enabled:
+            return self.cert_file, self.key_file
+        from kubesched.live.serving import self_signed_pair
+
+        return self_signed_pair(self.cert_dir, "kube-scheduler", self.bind_address)
+
+
+@dataclass(frozen=True, slots=True)
+class DeprecatedFlags:
+    """kube-scheduler's deprecated configuration flags (deprecated.go) as given (None = not on the
+    command line). :meth:`apply` is options.go ApplyDeprecated: the caller applies them only when
+    no ``--config`` is given, as ApplyTo does."""
+
+    profiling: bool | None = None
+    contention_profiling: bool | None = None
+    kubeconfig: str | None = None
+    content_type: str | None = None
+    qps: float | None = None
+    burst: int | None = None
+
+    def apply(self, config: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
+        cc = config.client_connection
+        cc = dataclasses.replace(
+            cc, kubeconfig=cc.kubeconfig if self.kubeconfig is None else self.kubeconfig,
+            content_type=cc.content_type if self.content_type is None else self.content_type,
+            qps=cc.qps if self.qps is None else self.qps, burst=cc.burst if self.burst is None else self.burst)
+        changes: dict[str, Any] = {"client_connection": cc}
+        if self.profiling is not None:
+            changes["enable_profiling"] = self.profiling
+        if self.contention_profiling is not None:
+            changes["enable_contention_profiling"] = self.contention_profiling
+        return dataclasses.replace(config, **changes)
 
 
 _LE_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (

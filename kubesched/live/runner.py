@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from kubesched._cache import Cache
 from kubesched._queue import QueueError, QueueNominator, RealClock, SchedulingQueue, events
 from kubesched._queue.events import node_update_events, node_update_events_136, registrations_by_plugin_of
+from kubesched._queue.queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 from kubesched._runtime.framework import Framework
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.invariants import ClusterView, new_checker
@@ -242,8 +243,11 @@ class LiveScheduler:
     def __init__(self, config: KubeSchedulerConfiguration | None, cluster: LiveCluster, *,
                  registry: Mapping[str, Factory] | None = None, deterministic: bool = False,
                  seed: int | None = None, bind_workers: int = 16, metrics: RunnerMetrics | None = None,
-                 check_invariants: bool | None = None, features: Features | None = None) -> None:
+                 check_invariants: bool | None = None, features: Features | None = None,
+                 pod_max_in_unschedulable_pods_duration: float | None = None) -> None:
         """``features``: the release whose semantics decide (default: the configuration's).
+        ``pod_max_in_unschedulable_pods_duration``: kube-scheduler's deprecated flag of that name
+        (seconds; None: its default, 5 min), which no configuration field holds.
         ``check_invariants``: check the scheduler's invariants after every cycle
         (kubesched._runtime.invariants; None: the KUBESCHED_CHECK_INVARIANTS environment variable).
         A violation found by a binding cycle (a worker thread) is raised by the next
@@ -303,7 +307,10 @@ class LiveScheduler:
             pod_max_backoff=float(self.config.pod_max_backoff_seconds),
             events_by_profile={name: registrations_by_plugin_of(_all_plugins(fwk)) for name, fwk in self.profiles.items()},
             namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator,
-            features=self.features)
+            features=self.features,
+            pod_max_in_unschedulable_pods_duration=(DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
+                                                    if pod_max_in_unschedulable_pods_duration is None
+                                                    else pod_max_in_unschedulable_pods_duration))
         self._hints = self.features.enabled("SchedulerQueueingHints")
         self.invariants = new_checker(check_invariants, self.cache, self.nominator, self.profiles,
                                       ClusterView(self.objects.all_pods, self._current, self._pending_reason),
@@ -946,7 +953,8 @@ def run_scheduler(config: KubeSchedulerConfiguration | None, client: ApiClient |
     for and the informers stopped before returning. ``on_synced`` is called once the caches
     are synced (readiness; kube-scheduler starts leader election only then).
     ``register_wake`` is given :meth:`LiveScheduler.wake`, to be called when leadership
-    changes. ``options`` go to :class:`LiveScheduler` (deterministic, seed, bind_workers)."""
+    changes. ``options`` go to :class:`LiveScheduler` (deterministic, seed, bind_workers,
+    pod_max_in_unschedulable_pods_duration)."""
     cfg = config if config is not None else default_configuration()
     if isinstance(client, LiveCluster):
         cluster = client

@@ -21,8 +21,12 @@ given, and does no delegated authentication/authorization: bind it to a trusted 
 
 from __future__ import annotations
 
+import datetime
 import functools
+import ipaddress
 import logging
+import os
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -90,13 +94,17 @@ def _check(value: str, allowed: Iterable[str], label: str) -> str:
 
 class _WithoutCreated(Collector):
     """The registry's metrics without prometheus_client's ``*_created`` samples, which
-    kube-scheduler does not expose (keeps the process-wide prometheus_client setting alone)."""
+    kube-scheduler does not expose (keeps the process-wide prometheus_client setting alone), and
+    without the families ``--disabled-metrics`` names."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self._registry = registry
+        self.disabled: frozenset[str] = frozenset()
 
     def collect(self) -> Iterable[Metric]:
         for family in self._registry.collect():
+            if family.name in self.disabled or (family.type == "counter" and f"{family.name}_total" in self.disabled):
+                continue
             out = Metric(family.name, family.documentation, family.type, family.unit)
             out.samples = [s for s in family.samples if s.name != family.name + "_created"]
             yield out
@@ -196,7 +204,14 @@ class SchedulerMetrics:
             "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
             "identify the lease. Please make sure to group by name.",
             ("name",), registry=r)
-        self._exposed = exposed_without_created(r)
+        self._filter = _WithoutCreated(r)
+        self._exposed = CollectorRegistry(auto_describe=False)
+        self._exposed.register(self._filter)
+
+    def disable(self, names: Iterable[str]) -> None:
+        """``--disabled-metrics``: leave these metrics (fully qualified names) out of /metrics, as
+        component-base's metrics.SetDisabledMetrics does."""
+        self._filter.disabled = self._filter.disabled | frozenset(names)
 
     # ------------------------------------------------------------ scheduling cycle
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -440,13 +455,51 @@ def build_app(metrics: MetricsSource, checks: HealthChecks) -> Starlette:
 
 
 # ======================================================================== serving
+@dataclass(frozen=True, slots=True)
+class TLSSettings:
+    """SecureServingOptions.ApplyTo's TLS knobs: ``--tls-min-version`` (cliflag.TLSVersion's name,
+    "" = Go's server default, TLS 1.2) and ``--tls-cipher-suites`` (OpenSSL's names of Go's
+    suites; TLS 1.3 suites are not configurable, in Go as in OpenSSL)."""
+
+    min_version: str = ""
+    ciphers: tuple[str, ...] = ()
+
+    def apply(self, context: ssl.SSLContext) -> None:
+        from kubesched.live.kube_flags import TLS_CIPHERS, TLS_VERSIONS
+
+        version = TLS_VERSIONS.get(self.min_version or "VersionTLS12")
+        if version is None:
+            raise ConfigError(f'unknown tls version "{self.min_version}"')
+        context.minimum_version = ssl.TLSVersion[version]
+        names = [TLS_CIPHERS[c] for c in self.ciphers if TLS_CIPHERS.get(c)]
+        if names:
+            try:
+                context.set_ciphers(":".join(names))
+            except ssl.SSLError:
+                raise ConfigError("--tls-cipher-suites: none of " + ",".join(self.ciphers)
+                                  + " is available in this OpenSSL") from None
+
+
+class _TLSConfig(uvicorn.Config):
+    """uvicorn's Config with the TLS settings applied to the SSL context it creates."""
+
+    def __init__(self, *args: Any, tls: TLSSettings, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tls = tls
+
+    def load(self) -> None:
+        super().load()
+        if self.ssl is not None:
+            self.tls.apply(self.ssl)
+
+
 def _uvicorn_config(app: Any, host: str, port: int, cert_file: str | None, key_file: str | None,
-                    log_level: str) -> uvicorn.Config:
+                    log_level: str, tls: TLSSettings = TLSSettings()) -> uvicorn.Config:
     if bool(cert_file) != bool(key_file):
         raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="off", log_config=None,
-                          ssl_certfile=cert_file or None, ssl_keyfile=key_file or None, access_log=False,
-                          timeout_graceful_shutdown=2)
+    return _TLSConfig(app, host=host, port=port, log_level=log_level, lifespan="off", log_config=None,
+                      ssl_certfile=cert_file or None, ssl_keyfile=key_file or None, access_log=False,
+                      timeout_graceful_shutdown=2, tls=tls)
 
 
 class ServingThread(ThreadedServer):
@@ -456,20 +509,65 @@ class ServingThread(ThreadedServer):
     what = "serving"
 
     def __init__(self, app: Any, *, host: str = DEFAULT_BIND_ADDRESS, port: int = 0, cert_file: str | None = None,
-                 key_file: str | None = None, log_level: str = "warning") -> None:
-        super().__init__(_uvicorn_config(app, host, port, cert_file, key_file, log_level), host=host, port=port,
-                         https=bool(cert_file), thread_name="kubesched-serving")
+                 key_file: str | None = None, log_level: str = "warning", tls: TLSSettings = TLSSettings(),
+                 reuse_port: bool = False) -> None:
+        super().__init__(_uvicorn_config(app, host, port, cert_file, key_file, log_level, tls), host=host,
+                         port=port, https=bool(cert_file), thread_name="kubesched-serving", reuse_port=reuse_port)
 
 
 def start_serving(app: Any, *, bind_address: str = DEFAULT_BIND_ADDRESS, secure_port: int = DEFAULT_SECURE_PORT,
                   cert_file: str | None = None, key_file: str | None = None,
-                  log_level: str = "warning") -> ServingThread | None:
+                  log_level: str = "warning", tls: TLSSettings = TLSSettings(),
+                  reuse_port: bool = False) -> ServingThread | None:
     """Start serving as ``--bind-address``/``--secure-port`` say: None when the port is 0
-    (serving disabled, as kube-scheduler's ``--secure-port=0``)."""
+    (serving disabled, as kube-scheduler's ``--secure-port=0``). ``reuse_port``:
+    ``--permit-port-sharing`` (SO_REUSEPORT)."""
     if secure_port == 0:
         return None
     if not 0 < secure_port < 65536:
         raise ConfigError(f"--secure-port {secure_port} must be between 0 and 65535, inclusive. 0 for turning off "
                           "secure port")
     return ServingThread(app, host=bind_address, port=secure_port, cert_file=cert_file, key_file=key_file,
-                         log_level=log_level).start()
+                         log_level=log_level, tls=tls, reuse_port=reuse_port).start()
+
+
+def self_signed_pair(cert_dir: str, pair_name: str, bind_address: str) -> tuple[str, str]:
+    """SecureServingOptions.MaybeDefaultWithSelfSignedCerts with ``--cert-dir``: the pair
+    ``<cert_dir>/<pair_name>.crt|.key`` when both can be read, else a self-signed certificate for
+    ``localhost`` and 127.0.0.1 (plus the bind address, or the name ``localhost`` when it is
+    unspecified) written there. Generating one needs the ``cryptography`` package."""
+    cert, key = os.path.join(cert_dir, f"{pair_name}.crt"), os.path.join(cert_dir, f"{pair_name}.key")
+    if os.access(cert, os.R_OK) and os.access(key, os.R_OK):
+        return cert, key
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        from cryptography.x509.oid import NameOID
+    except ImportError:
+        raise ConfigError(f"--cert-dir {cert_dir}: {pair_name}.crt/.key are not there, and generating a "
+                          "self-signed pair needs the 'cryptography' package") from None
+    ips = [ipaddress.ip_address("127.0.0.1")]
+    dns = ["localhost"]
+    address = ipaddress.ip_address(bind_address)
+    if not address.is_unspecified and address not in ips:
+        ips.append(address)
+    now = datetime.datetime.now(datetime.UTC)
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"localhost@{int(now.timestamp())}")])
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName([*(x509.DNSName(d) for d in dns),
+                                                    *(x509.IPAddress(i) for i in ips)]), critical=False)
+        .sign(private, hashes.SHA256()))
+    os.makedirs(cert_dir, exist_ok=True)
+    with open(cert, "wb") as f:
+        f.write(certificate.public_bytes(serialization.Encoding.PEM))
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                      serialization.NoEncryption()))
+    log.info("Generated self-signed cert (%s, %s)", cert, key)
+    return cert, key

@@ -450,7 +450,7 @@ def test_the_guide_names_only_files_and_flags_that_exist() -> None:
     for name in set(re.findall(r"deploy/([\w.-]+)", guide)):
         assert (DEPLOY / name).is_file(), name
     flags = run_flags()
-    for flag in set(re.findall(r"`(--?[a-z][a-z-]*)", guide)):
+    for flag in set(re.findall(r"`(--?[a-z][a-z0-9-]*)", guide)):
         assert flag in flags, f"the guide documents {flag}, which `kubesched run` does not define"
 
 
@@ -468,7 +468,7 @@ def test_the_guide_documents_every_flag_of_kubesched_run_with_its_default() -> N
     documented: dict[str, str] = {}
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
-        names = re.findall(r"`(--?[a-z][a-z-]*)", cells[0])
+        names = re.findall(r"`(--?[a-z][a-z0-9-]*)", cells[0])
         defaults = re.findall(r"`([^`]*)`", cells[1]) or [""]
         for i, name in enumerate(names):
             documented[name] = defaults[min(i, len(defaults) - 1)] if len(defaults) == len(names) else defaults[0]
