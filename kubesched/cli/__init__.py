@@ -689,6 +689,7 @@ def extender_serve(target: str, port: int, host: str, certfile: str | None, keyf
 
 # Commands kept in their own modules (kubesched/cli/<name>.py) register on ``main`` when
 # imported; they import ``main`` and the helpers above, so they come last.
+from kubesched.cli import autoscale as _autoscale  # noqa: E402,F401  (registers `kubesched autoscale`)
 from kubesched.cli import capacity as _capacity  # noqa: E402,F401  (registers `kubesched capacity`)
 from kubesched.cli import compare as _compare  # noqa: E402,F401  (registers `kubesched compare`)
 from kubesched.cli import pack as _pack  # noqa: E402,F401  (registers `kubesched pack`)

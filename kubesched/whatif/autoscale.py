@@ -878,7 +878,7 @@ def autoscale(objs: ClusterObjects, groups: Sequence[NodeGroup], config: KubeSch
             seen.add(k)
             attempted.append(k)
     deleted = set(result.deleted)
-    scheduled = tuple((k, n) for k in attempted if (n := result.final.get(k)))
+    scheduled = tuple((k, placed) for k in attempted if (placed := result.final.get(k)))
     pending = [dataclasses.replace(by_key[k], nominated_node_name="") for k in attempted
                if not result.final.get(k) and k not in deleted]
     # The pod list processors: FilterOutDaemonSetPodListProcessor (a DaemonSet pod is never a
