@@ -456,7 +456,8 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str) -> None:
                    "(plus a DaemonSet pod per node)]")
 @click.option("--workload",
               type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "preemption-pdb",
-                                 "daemonset", "unschedulable", "mixed", "dra", "extender", "live", "soak", "soak-live"]),
+                                 "daemonset", "unschedulable", "mixed", "dra", "extender", "live", "soak", "soak-live",
+                                 "autoscale"]),
               default="basic", show_default=True,
               help="Shapes of kube-scheduler's scheduler_perf (test/integration/scheduler_perf/config/"
                    "performance-config.yaml). basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
@@ -467,7 +468,8 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str) -> None:
                    "unschedulable: Unschedulable (templates/pod-large-cpu.yaml pods that fit nowhere among "
                    "pod-default.yaml pods); mixed: the realistic profile of examples/dump scaled up (general, "
                    "high-memory and tainted GPU nodes, DaemonSet and Deployment pods, services, anti-affinity, "
-                   "zone spreading, nodeSelectors, GPU tolerations); extender: the "
+                   "zone spreading, nodeSelectors, GPU tolerations); autoscale: one `kubesched autoscale` run on a "
+                   "2000-node dump with 5 node groups and 1000 pending pods (default); extender: the "
                    "latency one local HTTP extender (filter + prioritize) adds per scheduling attempt, with "
                    "nodeCacheCapable false and true, against the same run without it; live: the live "
                    "scheduler end to end through a local API server (nodes and pods created over HTTP, "

@@ -89,15 +89,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.config import KubeSchedulerConfiguration
+import numpy as np
+
+from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.errors import KubeschedError
-from kubesched.framework import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate, Status
+from kubesched.framework import PODS_TO_ACTIVATE_KEY, CycleState, PodInfo, PodsToActivate, Status
 from kubesched.objects import ClusterObjects, Node, Pod
 from kubesched.objects.parse import parse_node
 from kubesched.objects.workloads import object_uid
 from kubesched.plugins.registry import Factory
-from kubesched.simulation import Simulator
+from kubesched.scheduler import Attempt
+from kubesched.simulation import MAX_ATTEMPTS, SimulationResult, Simulator
 from kubesched.whatif._autoscale_expanders import EXPANDERS, GPU_RESOURCE, RANDOM, Choice, Option, choose
+from kubesched.whatif.capacity import without_preemption
 from kubesched.whatif.nodegroups import NodeGroup, group_of_nodes
 
 # core/scaleup/orchestrator/skippedreasons.go: MaxLimitReachedReason.
@@ -232,7 +236,9 @@ class Snapshot:
 
     def fits_any(self, pod: Pod, nodes: Sequence[str]) -> str | None:
         """RunFiltersUntilPassingNode over ``nodes`` (PreFilter once, then Filter node by node
-        starting after the last node found); the node found, or None."""
+        starting after the last node found); the node found, or None. The plugins with a batch
+        filter decide every node at once first (the same verdicts as their per-node filter),
+        the others run node by node on the nodes left."""
         if not nodes:
             return None
         fwk = self.sim.profiles.get(pod.scheduler_name)
@@ -242,16 +248,31 @@ class Snapshot:
         pre, s, _ = fwk.run_pre_filter_plugins(state, pod)
         if s is not None and not s.is_success():
             return None
+        cache = self.sim.cache
+        infos = [cache.node_infos.get(name) for name in nodes]
+        rows = np.fromiter((ni.index if ni is not None and ni.node is not None else -1 for ni in infos), np.int64,
+                           len(infos))
+        ok = rows >= 0
+        batch, per_node = fwk.batch_filters(state)
+        if batch and ok.any():
+            live = np.flatnonzero(ok)
+            for _, filter_batch, _ in batch:
+                passed = np.asarray(filter_batch(state, pod, cache.table, rows[live]), np.bool_)
+                ok[live[~passed]] = False
+                live = live[passed]
+                if not len(live):
+                    break
         n = len(nodes)
         for i in range(n):
             k = (self._last_index + i) % n
+            if not ok[k]:
+                continue
             name = nodes[k]
             if pre is not None and pre.node_names is not None and name not in pre.node_names:
                 continue
-            ni = self.sim.cache.snapshot.get(name)
-            if ni is None or ni.node is None:
-                continue
-            if fwk.run_filter_plugins(state, pod, ni) is None:
+            ni = infos[k]
+            assert ni is not None
+            if fwk.run_filter_plugins_subset(per_node, state, pod, ni):
                 self._last_index = k + 1
                 return name
         return None
@@ -846,6 +867,72 @@ def scale_down(snap: Snapshot, objs: ClusterObjects, groups: Sequence[NodeGroup]
 
 
 # ============================================================================ the pipeline
+def _pod_signature(pod: Pod) -> tuple[Any, ...]:
+    return (pod.scheduler_name, pod.namespace, pod.priority, tuple(sorted(pod.labels.items())), _spec_signature(pod))
+
+
+def schedule_pending(sim: Simulator, objs: ClusterObjects) -> tuple[SimulationResult, list[str]]:
+    """The simulation's procedure (Simulator.run: queue order, one attempt, at once again after
+    a preemption, Permit waits on the simulated clock), with one shortcut that changes no
+    outcome: a pod identical to one that just failed (same profile, namespace, priority, labels
+    and spec) while the cluster has not changed since (no bind, no nomination, no victim, no
+    pod waiting) fails the same way, so it is not attempted again. Returns the result (final
+    node per pod, skipped pods, victims) and the pods attempted, in order."""
+    result = SimulationResult(oracle=sim.features.oracle)
+    order, result.skipped = sim.pending()
+    for p in order:
+        if p.nominated_node_name:
+            sim.nominator.add_nominated_pod(PodInfo(p))
+    attempted: list[str] = []
+    failed: set[tuple[Any, ...]] = set()
+    waiting: list[Attempt] = []
+    cycles = 0
+    try:
+        for pod in order:
+            if pod.uid in sim.deleted:
+                continue
+            attempted.append(pod.key)
+            signature = _pod_signature(pod)
+            if signature in failed and not waiting:
+                continue
+            number = 1
+            while True:
+                cycles += 1
+                sim.now = objs.latest_timestamp + cycles
+                attempt = sim.scheduler.schedule_one(sim.current[pod.uid])
+                if attempt.outcome == "Waiting":
+                    waiting.append(attempt)
+                sim.finish_waiting(waiting)
+                if attempt.outcome == "Scheduled" or not attempt.nominated_node or number >= MAX_ATTEMPTS:
+                    break
+                number += 1
+            if attempt.outcome == "Unschedulable" and not attempt.nominated_node and not attempt.victims:
+                failed.add(signature)
+            else:
+                failed.clear()
+        while waiting:
+            deadlines = [d for fwk in sim.profiles.values() if (d := fwk.handle.waiting_pods.next_deadline()) is not None]
+            if not deadlines:
+                break
+            sim.now = max(sim.now, min(deadlines))
+            sim.finish_waiting(waiting)
+    finally:
+        sim.close()
+    for p in objs.pods:
+        if p.uid in sim.deleted:
+            result.deleted.append(p.key)
+            continue
+        result.final[p.key] = sim.current[p.uid].node_name or None
+    return result, attempted
+
+
+def _preemption_possible(objs: ClusterObjects) -> bool:
+    """Whether some pending pod outranks some running pod (the only pods preemption evicts)."""
+    bound = [p.priority for p in objs.pods if p.node_name and not p.is_terminal]
+    pending = [p.priority for p in objs.pods if not p.node_name and not p.is_terminal]
+    return bool(bound) and bool(pending) and max(pending) > min(bound)
+
+
 def autoscale(objs: ClusterObjects, groups: Sequence[NodeGroup], config: KubeSchedulerConfiguration | None = None, *,
               expander: str = RANDOM, seed: int = 0, threshold: float = DEFAULT_UTILIZATION_THRESHOLD,
               time_limit: float = 10.0, registry: Mapping[str, Factory] | None = None,
@@ -867,16 +954,15 @@ def autoscale(objs: ClusterObjects, groups: Sequence[NodeGroup], config: KubeSch
         if sizes[g.name] < g.min_size:
             notes.append(f"node group {g.name} has {sizes[g.name]} nodes, fewer than its minSize {g.min_size}: "
                          f"cluster-autoscaler would scale it up to its minimum (ScaleUpToNodeGroupMinSize)")
-    sim = Simulator(objs, config, deterministic=True, registry=registry)
-    result = sim.run()
+    cfg = config
+    if not _preemption_possible(objs):
+        # DefaultPreemption evicts only pods of lower priority: with none running, its dry
+        # run finds no victim for any pending pod; the profile without PostFilter decides the
+        # same, without the dry run over every node for each unschedulable pod.
+        cfg = without_preemption(config if config is not None else default_configuration(features=objs.features))
+    sim = Simulator(objs, cfg, deterministic=True, registry=registry)
+    result, attempted = schedule_pending(sim, objs)
     by_key = {p.key: p for p in objs.pods}
-    attempted: list[str] = []
-    seen: set[str] = set()
-    for step in result.steps:
-        k = step.attempt.pod.key
-        if k not in seen:
-            seen.add(k)
-            attempted.append(k)
     deleted = set(result.deleted)
     scheduled = tuple((k, placed) for k in attempted if (placed := result.final.get(k)))
     pending = [dataclasses.replace(by_key[k], nominated_node_name="") for k in attempted

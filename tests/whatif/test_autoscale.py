@@ -261,3 +261,20 @@ def test_a_node_two_groups_select_is_an_error(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["autoscale", str(EXAMPLES / "cluster"), "--node-groups", groups])
     assert out.exit_code == 2
     assert "node general-1 is selected by node groups 'general' (document 0) and 'b'" in out.output
+
+
+def test_the_autoscale_bench_workload_runs_on_a_small_cluster() -> None:
+    from kubesched.bench import run_bench
+
+    res = run_bench("autoscale", 25, 40)
+    assert res.ok, res.problems
+    assert "workload=autoscale nodes=25 node groups=5" in res.summary()
+
+
+def test_identical_pods_that_failed_are_not_attempted_again_and_stay_pending(tmp_path: Path) -> None:
+    # The shortcut of schedule_pending changes no outcome: the 3 identical pods of 2 cpu still
+    # fill the 4-cpu member node with two and leave the third pending.
+    docs = [member("g-1", "g"), *[owned(pod(f"w-{i}", "2"), "ReplicaSet", "w") for i in range(3)], replica_set("w")]
+    res = run(tmp_path, docs, [group("g")])
+    assert sorted(dict(res.scheduled).values()) == ["g-1", "g-1"]
+    assert res.scale_up.unschedulable == ("default/w-2",)
