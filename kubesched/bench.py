@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import random
 import select
 import subprocess
@@ -588,7 +589,10 @@ def default_scheduler(cache: Cache, objects: MemoryObjects, nominator: QueueNomi
 
 def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None = None, *,
               init_pods: int | None = None, seed: int = 1, features: Features | None = None) -> BenchResult:
-    """Build the workload, bind its running pods, then schedule the measured pods one by one."""
+    """Build the workload, bind its running pods, then schedule the measured pods one by one
+    (the autoscale workload: one ``kubesched autoscale`` run, :func:`run_autoscale_bench`)."""
+    if workload == "autoscale":
+        return run_autoscale_bench(num_nodes, num_pods, features=features)
     w = WORKLOADS.get(workload)
     if w is None:
         raise KubeschedError(f"unknown workload {workload!r}: want one of {', '.join(WORKLOADS)}")
@@ -1042,3 +1046,141 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
         "preemption-pdb" if pdbs else "preemption", num_nodes, num_pods, elapsed, list(sim.latencies), len(placed), problems, len(running),
         victims=sum(m.preemption_victims), preemption_attempts=m.preemption_attempts, attempts=len(res.steps),
         simulated_seconds=res.end - res.start)
+
+
+# ----------------------------------------------------------------------------- autoscale
+# ``kubesched autoscale`` on a 2000-node dump with 5 node groups (issue 20's figure): 400 nodes
+# per group (8/16/32 cpu, one group of tainted GPU nodes), 1% of them running one small pod
+# (scale-down candidates), the others with 1 cpu left; pending: Deployment replicas of 2 cpu / 4Gi
+# and 4 cpu / 16Gi, more than the free room holds. Measured: the whole run (the scheduler's
+# simulation, the scale-up of every group, the cheapest scale-up on HiGHS and its verification,
+# the scale-down simulation).
+AUTOSCALE_NODES, AUTOSCALE_PODS, AUTOSCALE_GROUPS = 2000, 1000, 5
+_AUTOSCALE_SHAPES = (("small", "8", "32Gi", 0.38), ("medium", "16", "64Gi", 0.76), ("large", "32", "128Gi", 1.52),
+                     ("highmem", "16", "128Gi", 1.01), ("gpu", "16", "64Gi", 2.48))
+
+
+@dataclass(slots=True)
+class AutoscaleBenchResult(BenchResult):
+    groups: int = 0
+    scale_up: str = ""
+    optimal: str = ""
+    removable: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"workload": self.workload, "nodes": self.nodes, "groups": self.groups, "pods": self.pods,
+                "init_pods": self.init_pods, "seconds": round(self.seconds, 3), "scale_up": self.scale_up,
+                "optimal": self.optimal, "removable": self.removable, "problems": self.problems}
+
+    def summary(self) -> str:
+        return (f"workload=autoscale nodes={self.nodes} node groups={self.groups} running pods={self.init_pods} "
+                f"pending pods={self.pods}\nkubesched autoscale in {self.seconds:.2f} s: scale-up {self.scale_up}; "
+                f"cheapest {self.optimal}; {self.removable} nodes could go")
+
+
+def autoscale_cluster(num_nodes: int = AUTOSCALE_NODES, num_pods: int = AUTOSCALE_PODS,
+                      features: Features | None = None) -> tuple[ClusterObjects, list[dict[str, Any]]]:
+    """The autoscale workload's cluster and its NodeGroup documents."""
+    nodes: list[Node] = []
+    pods: list[Pod] = []
+    workloads: list[WorkloadObject] = []
+    groups: list[dict[str, Any]] = []
+    base = 1704067200.0
+    per = max(1, num_nodes // len(_AUTOSCALE_SHAPES))
+    gpu_taint = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+
+    def rs(name: str) -> OwnerReference:
+        workloads.append(parse_workload({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                         "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+                                         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                                                  "template": {"metadata": {"labels": {"app": name}},
+                                                               "spec": {"containers": [{"name": "c"}]}}}}))
+        return OwnerReference("apps/v1", "ReplicaSet", name, f"uid-{name}", True)
+
+    def stamp(template: Pod, name: str, owner: OwnerReference, node: str = "", seq: int = 0) -> Pod:
+        labels = {"app": owner.name}
+        meta = ObjectMeta(name=name, namespace="default", uid=f"uid-{name}", labels=labels,
+                          creation_timestamp=base + seq, owner_references=(owner,))
+        raw = {**template.raw, "metadata": {"name": name, "namespace": "default", "uid": meta.uid, "labels": labels}}
+        return dataclasses.replace(template, meta=meta, raw=raw, node_name=node)
+
+    def shape(cpu: str, memory: str, **spec: Any) -> Pod:
+        return parse_pod({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                          "spec": {"containers": [{"name": "c", "image": "registry.example.com/app:1", "resources": {
+                              "requests": {"cpu": cpu, "memory": memory}}}], **spec}})
+
+    filler_owner, small_owner = rs("filler"), rs("tiny")
+    seq = 0
+    for g, (pool, cpu, memory, price) in enumerate(_AUTOSCALE_SHAPES):
+        taints = gpu_taint if pool == "gpu" else []
+        extra = {"nvidia.com/gpu": "8"} if pool == "gpu" else {}
+        capacity = {"cpu": cpu, "memory": memory, "pods": "110", **extra}
+        groups.append({"apiVersion": "kubesched.io/v1alpha1", "kind": "NodeGroup", "metadata": {"name": pool},
+                       "spec": {"minSize": 1, "maxSize": per + 200, "pricePerHour": price, "priority": g,
+                                "members": {"matchLabels": {"pool": pool}},
+                                "template": {"metadata": {"labels": {"pool": pool, ZONE: f"zone{g % 3 + 1}"}},
+                                             "spec": {"taints": taints},
+                                             "status": {"capacity": capacity}}}})
+        cores = int(cpu)
+        fill = shape(f"{cores - 1}", "1Gi", tolerations=[{"operator": "Exists"}])
+        tiny = shape("1", "1Gi", tolerations=[{"operator": "Exists"}])
+        count = per if g < len(_AUTOSCALE_SHAPES) - 1 else num_nodes - per * (len(_AUTOSCALE_SHAPES) - 1)
+        for i in range(count):
+            name = f"{pool}-{i}"
+            nodes.append(parse_node({"apiVersion": "v1", "kind": "Node",
+                                     "metadata": {"name": name, "labels": {HOSTNAME: name, "pool": pool,
+                                                                           ZONE: f"zone{i % 3 + 1}"}},
+                                     "spec": {"taints": taints}, "status": {"capacity": capacity}}))
+            seq += 1
+            if i % 100 == 0:
+                pods.append(stamp(tiny, f"tiny-{name}", small_owner, name, seq))
+            else:
+                pods.append(stamp(fill, f"filler-{name}", filler_owner, name, seq))
+    a_owner, b_owner = rs("api-7c9d"), rs("batch-5f6b")
+    api, batch = shape("2", "4Gi"), shape("4", "16Gi")
+    for i in range(num_pods):
+        seq += 1
+        if i % 5 < 3:
+            pods.append(stamp(api, f"api-7c9d-{i}", a_owner, seq=seq))
+        else:
+            pods.append(stamp(batch, f"batch-5f6b-{i}", b_owner, seq=seq))
+    objs = ClusterObjects(nodes=nodes, pods=pods, workloads=workloads, latest_timestamp=base + seq,
+                          features=features if features is not None else DEFAULT_FEATURES)
+    return objs, groups
+
+
+def run_autoscale_bench(num_nodes: int | None = None, num_pods: int | None = None, *,
+                        features: Features | None = None) -> AutoscaleBenchResult:
+    """The autoscale workload: build the cluster, then time one ``autoscale`` run."""
+    import tempfile
+
+    from kubesched.whatif.autoscale import autoscale
+    from kubesched.whatif.nodegroups import load_node_groups
+
+    n = AUTOSCALE_NODES if num_nodes is None else num_nodes
+    p = AUTOSCALE_PODS if num_pods is None else num_pods
+    if n < len(_AUTOSCALE_SHAPES) or p < 0:
+        raise KubeschedError(f"the autoscale workload wants at least {len(_AUTOSCALE_SHAPES)} nodes and no negative "
+                             f"pod count, got nodes={n} pods={p}")
+    objs, docs = autoscale_cluster(n, p, features)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/groups.yaml"
+        with open(path, "w") as f:
+            f.write("\n---\n".join(json.dumps(d) for d in docs))
+        groups = load_node_groups(path)
+    start = time.perf_counter()
+    res = autoscale(objs, groups)
+    elapsed = time.perf_counter() - start
+    problems: list[str] = []
+    up = res.scale_up
+    if up.chosen is None:
+        problems.append("no scale-up chosen")
+    if res.optimal.verified != len(res.optimal.placements):
+        problems.append("the cheapest scale-up was not verified")
+    chosen = f"+{up.chosen.nodes} {up.chosen.group} for {len(up.chosen.pods)} pods" if up.chosen else "none"
+    optimal = (", ".join(f"+{k} {g}" for g, k in res.optimal.nodes.items()) +
+               f" at {res.optimal.cost:.2f}/h for {len(res.optimal.placements)} pods ({res.optimal.solver.get('status')})")
+    running = sum(1 for x in objs.pods if x.node_name)
+    return AutoscaleBenchResult("autoscale", n, p, elapsed, [], len(res.scheduled), problems, running,
+                                groups=len(groups), scale_up=chosen, optimal=optimal,
+                                removable=len(res.scale_down.removable))

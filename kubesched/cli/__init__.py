@@ -457,7 +457,8 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str, console: 
                    "(plus a DaemonSet pod per node)]")
 @click.option("--workload",
               type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "preemption-pdb",
-                                 "daemonset", "unschedulable", "mixed", "dra", "extender", "live", "soak", "soak-live"]),
+                                 "daemonset", "unschedulable", "mixed", "dra", "extender", "live", "soak", "soak-live",
+                                 "autoscale"]),
               default="basic", show_default=True,
               help="Shapes of kube-scheduler's scheduler_perf (test/integration/scheduler_perf/config/"
                    "performance-config.yaml). basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
@@ -468,7 +469,8 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str, console: 
                    "unschedulable: Unschedulable (templates/pod-large-cpu.yaml pods that fit nowhere among "
                    "pod-default.yaml pods); mixed: the realistic profile of examples/dump scaled up (general, "
                    "high-memory and tainted GPU nodes, DaemonSet and Deployment pods, services, anti-affinity, "
-                   "zone spreading, nodeSelectors, GPU tolerations); extender: the "
+                   "zone spreading, nodeSelectors, GPU tolerations); autoscale: one `kubesched autoscale` run on a "
+                   "2000-node dump with 5 node groups and 1000 pending pods (default); extender: the "
                    "latency one local HTTP extender (filter + prioritize) adds per scheduling attempt, with "
                    "nodeCacheCapable false and true, against the same run without it; live: the live "
                    "scheduler end to end through a local API server (nodes and pods created over HTTP, "
@@ -675,6 +677,7 @@ def extender_serve(target: str, port: int, host: str, certfile: str | None, keyf
 
 # Commands kept in their own modules (kubesched/cli/<name>.py) register on ``main`` when
 # imported; they import ``main`` and the helpers above, so they come last.
+from kubesched.cli import autoscale as _autoscale  # noqa: E402,F401  (registers `kubesched autoscale`)
 from kubesched.cli import capacity as _capacity  # noqa: E402,F401  (registers `kubesched capacity`)
 from kubesched.cli import compare as _compare  # noqa: E402,F401  (registers `kubesched compare`)
 from kubesched.cli import pack as _pack  # noqa: E402,F401  (registers `kubesched pack`)
