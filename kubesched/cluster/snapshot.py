@@ -11,6 +11,12 @@ each LIST happened to see. A continue token carries the same revision. When the 
 compacted meanwhile (410 Expired, on a LIST or a continuation) the snapshot starts over at a
 new revision, at most :data:`MAX_ATTEMPTS` times.
 
+Pods are kept in the order of their last write (``metadata.resourceVersion``), not the LIST's
+name order: the order in which a running scheduler's informer received them, which for a pod
+never written since its creation (a pending pod, a pod created bound) is the order they were
+created in. It is the snapshot's document order, the simulation's last tie-break in the
+queue after priority and creationTimestamp (whole seconds: pods created in one second tie).
+
 It only reads: the client it is given may make nothing but the LISTs of
 :data:`SNAPSHOT_CALLS` (:class:`~kubesched.cluster.live.ApiClient` refuses any other call),
 and deploy/snapshot/rbac.yaml grants exactly get/list/watch on these resources. A resource the
@@ -125,6 +131,15 @@ class Snapshot:
                 "metadata": {"resourceVersion": ""}}
 
 
+def _revision(item: Json) -> int:
+    """The revision of an object's last write (0 when unreadable)."""
+    rv = (item.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(str(rv))
+    except ValueError:
+        return 0
+
+
 def _object_name(item: Json) -> str:
     meta = item.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
@@ -203,6 +218,8 @@ def _read(client: ApiClient, plurals: tuple[str, ...], page_size: int, attempt: 
                 progress(plural, done, len(plurals), read)
             token = meta.get("continue")
             if not token:
+                if plural == "pods":
+                    items.sort(key=_revision)
                 lists.append(ResourceList(r, tuple(items), pages))
                 break
             params = {"limit": str(page_size), "continue": str(token)}

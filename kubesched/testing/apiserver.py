@@ -529,7 +529,10 @@ class ApiStore:
             self._timers.clear()
 
     # ---------------------------------------------------------------- writes
-    def create(self, plural: str, namespace: str, body: Mapping[str, Any]) -> Json:
+    def create(self, plural: str, namespace: str, body: Mapping[str, Any], *, restore: bool = False) -> Json:
+        """POST. With ``restore`` (direct access only, never over HTTP): the object keeps the
+        ``metadata.uid`` and ``creationTimestamp`` it carries, as objects restored from an etcd
+        backup do (a test loading a recorded cluster; admission still applies)."""
         r = RESOURCES[plural]
         obj = copy.deepcopy(dict(body))
         meta = obj.setdefault("metadata", {})
@@ -560,8 +563,10 @@ class ApiStore:
             if (meta.get("namespace", ""), name) in self._objects[plural]:
                 raise ApiStatusError(409, f'{r.group_resource} "{name}" already exists', "AlreadyExists",
                                      name=name, kind=r.plural)
-            meta["uid"] = str(uuid.uuid4())
-            meta["creationTimestamp"] = self._now()
+            if not (restore and meta.get("uid")):
+                meta["uid"] = str(uuid.uuid4())
+            if not (restore and meta.get("creationTimestamp")):
+                meta["creationTimestamp"] = self._now()
             for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
                 meta.pop(k, None)
             if plural == "pods":
@@ -1173,10 +1178,12 @@ class LocalApiServer:
         return self._streams
 
     # ---------------------------------------------------------------- direct access (tests, bench)
-    def create(self, obj: Mapping[str, Any]) -> Json:
-        """Create an object as a client's POST would (admission included)."""
+    def create(self, obj: Mapping[str, Any], *, restore: bool = False) -> Json:
+        """Create an object as a client's POST would (admission included); ``restore``: keep
+        its uid and creationTimestamp (:meth:`ApiStore.create`)."""
         r = RESOURCE_BY_KIND[str(obj.get("kind"))]
-        return self.store.create(r.plural, str((obj.get("metadata") or {}).get("namespace") or ""), obj)
+        return self.store.create(r.plural, str((obj.get("metadata") or {}).get("namespace") or ""), obj,
+                                 restore=restore)
 
     def get(self, plural: str, name: str, namespace: str = "") -> Json:
         return self.store.get(plural, namespace, name)
