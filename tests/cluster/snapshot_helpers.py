@@ -59,9 +59,8 @@ def load_into(api: LocalApiServer, scenario: Documents, features: Features) -> N
             meta.setdefault("uid", pod.uid)
         api.create(body, restore=True)
         if kind == "ResourceClaim" and body.get("status"):
-            ns = meta.get("namespace") or "default"
-            api.update(RESOURCE_BY_KIND[kind].plural, meta["name"], {"status": body["status"]}, ns,
-                       subresource="status")
+            api.update(RESOURCE_BY_KIND[kind].plural, meta["name"], {"status": body["status"]},
+                       str(meta.get("namespace") or "default"), subresource="status")
 
 
 def snapshot_of(api: LocalApiServer, features: Features, *, page_size: int = 500) -> Snapshot:

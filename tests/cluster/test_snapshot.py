@@ -186,7 +186,7 @@ def test_what_changes_after_the_first_list_is_not_in_later_lists(api: LocalApiSe
     api.create(_node("n1", labels={"v": "1"}))
     api.create(_pod("a", "n1"))
     api.create(_pod("b", "n1"))
-    changed = []
+    changed: list[str] = []
 
     def meanwhile(plural: str, done: int, total: int, objects: int) -> None:
         if plural == "pods" and not changed:  # nodes were read; pods are next
