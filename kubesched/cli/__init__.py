@@ -33,6 +33,13 @@ def _run_command_class() -> type[click.Command]:
     return KubeSchedulerCommand
 
 
+def _cluster_options(fn: F) -> F:
+    """``--kubeconfig`` / ``--context``: the what-if commands read a live cluster's snapshot."""
+    from kubesched.cli.snapshot import cluster_options
+
+    return cluster_options(fn)
+
+
 def version_options(fn: F) -> F:
     """``--kube-version`` and ``--feature-gates``, as every deciding command takes them."""
     fn = click.option("--feature-gates", "feature_gates", multiple=True, metavar="NAME=BOOL,...",
@@ -97,7 +104,7 @@ def _load_config(config: str | None, policy: str | None = None, features: Any = 
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option("--policy", "policy", type=click.Path(),
               help="Legacy scheduler Policy file (kind: Policy, JSON or YAML), translated as kube-scheduler v1.21 did.")
@@ -134,13 +141,15 @@ def _load_config(config: str | None, policy: str | None = None, features: Any = 
                    "preemptions, and each attempt's node x plugin table.")
 @version_options
 @_guard
+@_cluster_options
 def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, seed: int | None, trace: str | None,
              output: str, explain: str | None, plugins: tuple[str, ...], policy: str | None = None,
              timeline: bool = False, ignore_unknown_kinds: bool = False, controllers: str | None = None,
              explain_only: bool = False, all_filters: bool = False, quiet: bool = False, report: str | None = None,
              kube_version: str | None = None, feature_gates: tuple[str, ...] = ()) -> None:
-    """Schedule every pending pod found in PATHS (manifests, directories or List dumps), including
-    the pods that workload controllers (Deployment, DaemonSet, Job, ...) would create."""
+    """Schedule every pending pod found in PATHS (manifests, directories or List dumps) and/or
+    the cluster of --kubeconfig, including the pods that workload controllers (Deployment,
+    DaemonSet, Job, ...) would create."""
     from kubesched._runtime.registry import full_registry
     from kubesched.objects import load_manifests
     from kubesched.objects.manifests import Controllers
@@ -179,7 +188,7 @@ def simulate(paths: tuple[str, ...], config: str | None, deterministic: bool, se
         from kubesched.whatif.report import simulation_report
 
         mode = "deterministic (the conformance procedure)" if deterministic else "scheduling queue on a virtual clock"
-        simulation_report(objs, result, title=f"kubesched simulate {' '.join(paths)}",
+        simulation_report(objs, result, title=f"kubesched simulate {' '.join(map(str, paths))}",
                           subtitle=mode + ("" if seed is None else f", seed {seed}")).write(report)
     last: dict[str, Any] = {}
     for step in result.steps:
@@ -319,7 +328,7 @@ def load_summary(objs: Any) -> list[str]:
 
 @main.command("explain")
 @click.argument("pod", metavar="NAMESPACE/POD")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file.")
 @click.option("--policy", "policy", type=click.Path(), help="Legacy scheduler Policy file.")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY", help="Out-of-tree plugin factory.")
@@ -332,6 +341,7 @@ def load_summary(objs: Any) -> list[str]:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @version_options
 @click.pass_context
+@_cluster_options
 def explain_command(ctx: click.Context, pod: str, paths: tuple[str, ...], config: str | None, policy: str | None,
                     plugins: tuple[str, ...], timeline_mode: bool, output: str, all_filters: bool = False,
                     kube_version: str | None = None, feature_gates: tuple[str, ...] = ()) -> None:
@@ -682,3 +692,4 @@ from kubesched.cli import capacity as _capacity  # noqa: E402,F401  (registers `
 from kubesched.cli import compare as _compare  # noqa: E402,F401  (registers `kubesched compare`)
 from kubesched.cli import pack as _pack  # noqa: E402,F401  (registers `kubesched pack`)
 from kubesched.cli import shadow as _shadow  # noqa: E402,F401  (registers `kubesched shadow`)
+from kubesched.cli import snapshot as _snapshot  # noqa: E402,F401  (registers `kubesched snapshot`)

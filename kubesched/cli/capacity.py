@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kubesched.cli import _cluster_options as cluster_options
 from kubesched.cli import _guard, _load_config, _plural, echo_data, features_option, main, semantics, version_options
 
 if TYPE_CHECKING:  # the whatif engine is imported by the command itself: `kubesched run` starts without it
@@ -17,7 +18,7 @@ TABLE_NODE_LIMIT = 50
 
 
 @main.command("capacity")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--pod", "pods", multiple=True, required=True, metavar="TEMPLATE.yaml",
               help="A file holding one Pod, Deployment, ReplicaSet, ReplicationController or Job: the pod to copy. "
                    "Repeat for a mixed workload: copies of the templates are scheduled round-robin.")
@@ -42,6 +43,7 @@ TABLE_NODE_LIMIT = 50
                    "before and with the copies, copies per node, the stopping copy's reasons per node.")
 @version_options
 @_guard
+@cluster_options
 def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: int | None, config: str | None,
                      policy: str | None, preempt: bool, seed: int | None, exclude_nodes: tuple[str, ...],
                      plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str,
@@ -73,7 +75,7 @@ def capacity_command(paths: tuple[str, ...], pods: tuple[str, ...], max_copies: 
 
         preempts = "copies may preempt lower-priority pods" if res.preemption else "copies do not preempt"
         ties = "ties to the lowest node name" if res.deterministic else f"random ties, seed {res.seed}"
-        capacity_report(inp, res, title=f"kubesched capacity {' '.join(paths)}",
+        capacity_report(inp, res, title=f"kubesched capacity {' '.join(map(str, paths))}",
                         subtitle=f"--pod {', '.join(pods)}; {preempts}; {ties}").write(report)
     if echo_data({"semantics": semantics(features), **res.as_dict()}, output):
         return

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from kubesched.cli import _cluster_options as cluster_options
 from kubesched.cli import (
     _guard,
     _load_config,
@@ -28,7 +29,7 @@ DEFAULT = "default"
 
 
 @main.command("compare")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--config", "configs", multiple=True, required=True, metavar="FILE|default",
               help="A KubeSchedulerConfiguration file, or `default` for v1.30's default configuration; give two "
                    "or more (a file named default: ./default).")
@@ -54,6 +55,7 @@ DEFAULT = "default"
                    "before and after each configuration, the pods placed differently.")
 @version_options
 @_guard
+@cluster_options
 def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: bool, seed: int | None,
                     controllers: str, plugins: tuple[str, ...], ignore_unknown_kinds: bool, output: str,
                     report: str | None = None, jobs: int = 0, kube_version: str | None = None,
@@ -89,7 +91,7 @@ def compare_command(paths: tuple[str, ...], configs: tuple[str, ...], timeline: 
 
         procedure = "conformance procedure" if res.procedure == "deterministic" else \
             f"scheduling queue on a virtual clock, seed {res.seed}"
-        compare_report(objs, res, title=f"kubesched compare {' '.join(paths)}",
+        compare_report(objs, res, title=f"kubesched compare {' '.join(map(str, paths))}",
                        subtitle=f"{' vs '.join(c.name for c in res.configurations)}; {procedure}").write(report)
     if echo_data({"semantics": semantics(features), **res.as_dict()}, output):
         return

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from kubesched.cli import _cluster_options as cluster_options
 from kubesched.cli import _guard, _load_config, features_option, load_summary, main, semantics, version_options
 from kubesched.errors import KubeschedError
 
@@ -38,7 +39,7 @@ def _pct(v: float | None) -> str:
 
 
 @main.command("pack")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file (its profiles' "
               "filters are the constraints; default: v1.30's default profile).")
 @click.option("--time-limit", "time_limit", default="30", show_default=True, metavar="SECONDS",
@@ -51,6 +52,7 @@ def _pct(v: float | None) -> str:
                    "scheduler's placement and after the packing, the pods placed differently or not modelled.")
 @version_options
 @_guard
+@cluster_options
 def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, output: str,
                  report: str | None = None, kube_version: str | None = None,
                  feature_gates: tuple[str, ...] = ()) -> None:
@@ -86,7 +88,7 @@ def pack_command(paths: tuple[str, ...], config: str | None, time_limit: str, ou
     if report:
         from kubesched.whatif.whatif_report import pack_report
 
-        pack_report(objs, result, title=f"kubesched pack {' '.join(paths)}",
+        pack_report(objs, result, title=f"kubesched pack {' '.join(map(str, paths))}",
                     subtitle=f"{result.solver.solver}, time limit {limit:g} s" + (f", {config}" if config else "")
                     ).write(report)
     if output == "json":

@@ -695,11 +695,15 @@ class ApiClient:
     context deadline client-go's Timeout sets); the first rate-limiter wait is not counted."""
 
     def __init__(self, config: ClusterConfig, *, qps: float = 50.0, burst: int = 100, timeout: float = 30.0,
-                 user_agent: str = "kubesched", check_calls: bool = True) -> None:
+                 user_agent: str = "kubesched", check_calls: bool = True,
+                 calls: Collection[ApiCall] | None = None) -> None:
+        """``calls``: the only calls this client may make (default :data:`API_CALLS`, the
+        scheduler's); a read-only client (kubesched.cluster.snapshot) passes its LISTs."""
         self.config = config
         self.limiter = TokenBucket(qps, burst)
         self.timeout = timeout
         self.check_calls = check_calls
+        self._declared = _DECLARED if calls is None else frozenset(calls)
         self.calls: Counter[ApiCall] = Counter()
         self.retries: Counter[ApiCall] = Counter()
         self._calls_lock = threading.Lock()
@@ -753,7 +757,10 @@ class ApiClient:
     # ---------------------------------------------------------------- plumbing
     def _note(self, verb: str, r: ApiResource, subresource: str) -> ApiCall:
         call = ApiCall(verb, r.group, r.plural, subresource)
-        if self.check_calls and call not in _DECLARED:
+        if self.check_calls and call not in self._declared:
+            if self._declared is not _DECLARED:
+                raise KubeschedError(f"undeclared API call {call}: this client may only make {len(self._declared)} "
+                                     "declared calls")
             raise KubeschedError(f"undeclared API call {call}: add it to kubesched.cluster.live.API_CALLS "
                                  "(and to the ClusterRole)")
         with self._calls_lock:

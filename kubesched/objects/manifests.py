@@ -201,9 +201,32 @@ _LIST_FOR_KIND = {
 }
 
 
-def _files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    out: list[Path] = []
+@dataclass(frozen=True, slots=True)
+class Documents:
+    """Documents that come from elsewhere than a file (a live cluster's objects,
+    kubesched.cluster.snapshot), read exactly as a file's documents are: ``name`` stands for
+    the file. With ``labels`` (one per document), each document's label stands for the file
+    in its object's source and errors, which then name no document index (the label says
+    which object it is, e.g. ``https://host: pods default/web-0``)."""
+
+    name: str
+    documents: tuple[Any, ...]
+    labels: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Input = str | os.PathLike[str] | Documents
+"""What load_manifests reads: a file, a directory, or documents from elsewhere."""
+
+
+def _files(paths: Iterable[Input]) -> list[Path | Documents]:
+    out: list[Path | Documents] = []
     for p in paths:
+        if isinstance(p, Documents):
+            out.append(p)
+            continue
         path = Path(p)
         if path.is_dir():
             out.extend(sorted(q for q in path.rglob("*") if q.suffix in (".yaml", ".yml", ".json") and q.is_file()))
@@ -402,7 +425,7 @@ def _document_at(text: str, index: int) -> int:
     return max(starts - 1, 0)
 
 
-def expand_lists(doc: Any, file: str, index: int, prefix: str = "") -> list[tuple[Mapping[str, Any], str]]:
+def expand_lists(doc: Any, file: str, index: int | None, prefix: str = "") -> list[tuple[Mapping[str, Any], str]]:
     """A document, or the items of a ``kind: List`` / ``*List``, each with its field prefix.
     Lists nest (``kubectl get`` of several resources, concatenated dumps wrapped in a List):
     a List item that is itself a List is expanded in place."""
@@ -474,7 +497,7 @@ def _ignored(raw: Mapping[str, Any], file: str, index: int, kind: str, known: bo
                          api_version if isinstance(api_version, str) else "", known)
 
 
-def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_kinds: bool = False,
+def load_manifests(paths: Iterable[Input], *, ignore_unknown_kinds: bool = False,
                    controllers: Controllers = "auto", features: Features | None = None) -> ClusterObjects:
     """Read every manifest under ``paths``; raise ManifestError naming file, document, field.
 
@@ -502,13 +525,16 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
     seen: dict[tuple[str, str, str], Source] = {}
     controllers_at_work = False
     generated_names: list[str] = []
-    for path in _files(paths):
-        file = str(path)
-        for index, doc in enumerate(read_documents(path)):
-            for raw, prefix in expand_lists(doc, file, index):
+    for source in _files(paths):
+        documents = source.documents if isinstance(source, Documents) else read_documents(source)
+        labels = source.labels if isinstance(source, Documents) else ()
+        for index, doc in enumerate(documents):
+            file = labels[index] if labels else str(source)
+            at = None if labels else index  # the document errors name
+            for raw, prefix in expand_lists(doc, file, at):
                 kind = raw.get("kind")
                 if not kind:
-                    raise ManifestError(file, index, f"{prefix}kind", "Required value: kind is missing")
+                    raise ManifestError(file, at, f"{prefix}kind", "Required value: kind is missing")
                 api_version = raw.get("apiVersion")
                 known = isinstance(kind, str) and kind in parsers
                 if known:
@@ -517,7 +543,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                         # A kind of the same name in another group is a custom resource.
                         other_group = api_group(api_version) not in {api_group(v) for v in versions}
                         if not (other_group and ignore_unknown_kinds):
-                            raise ManifestError(file, index, f"{prefix}apiVersion",
+                            raise ManifestError(file, at, f"{prefix}apiVersion",
                                                 f"unsupported apiVersion {api_version!r} for kind {kind} "
                                                 f"(expected {' or '.join(versions)})")
                         known = False
@@ -540,7 +566,7 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                                 if "GenericWorkload" in feats.gate_names() else
                                 f"; {SCHEDULING_API_VERSION} {kind} does not exist in Kubernetes {feats.version} "
                                 f"(the workload API is alpha from 1.35)")
-                    raise ManifestError(file, index, f"{prefix}kind",
+                    raise ManifestError(file, at, f"{prefix}kind",
                                         f"unsupported kind {kind!r} (supported: {', '.join(sorted(parsers))}{hint})")
                 assert isinstance(kind, str)
                 parser = parsers[kind][1]
@@ -550,11 +576,11 @@ def load_manifests(paths: Iterable[str | os.PathLike[str]], *, ignore_unknown_ki
                 try:
                     obj = parser(raw)
                 except FieldError as e:
-                    raise ManifestError(file, index, prefix + e.path, e.message) from None
+                    raise ManifestError(file, at, prefix + e.path, e.message) from None
                 key = (kind, obj.meta.namespace, obj.meta.name)
                 if key in seen:
                     first = seen[key]
-                    raise ManifestError(file, index, f"{prefix}metadata.name", f"duplicate {kind} {'/'.join(k for k in key[1:] if k)} (first defined in {first.file}: document {first.document})")
+                    raise ManifestError(file, at, f"{prefix}metadata.name", f"duplicate {kind} {'/'.join(k for k in key[1:] if k)} (first defined in {first.file}: document {first.document})")
                 src = Source(file, index)
                 seen[key] = src
                 getattr(objs, _LIST_FOR_KIND[kind]).append(obj)

@@ -6,9 +6,19 @@ behaviour closely enough for a client written against a real API server:
 
 - One in-memory store with a global resourceVersion counter (etcd's revision): every write
   bumps it and stamps the object's ``metadata.resourceVersion``.
-- LIST returns ``<Kind>List`` with ``metadata.resourceVersion`` (items sorted by namespace/name,
-  without kind/apiVersion, as the API server sends them). ``limit`` is ignored (allowed: no
-  ``continue`` token is returned).
+- LIST returns ``<Kind>List`` with ``metadata.resourceVersion`` (items in etcd key order,
+  ``namespace/name``, without kind/apiVersion, as the API server sends them). ``limit`` pages the
+  list: ``metadata.continue`` is an opaque token (base64 of ``{"v", "rv", "start"}``, the
+  storage layer's continueToken) and every page is read at the first page's revision;
+  ``remainingItemCount`` without selectors. ``resourceVersion`` / ``resourceVersionMatch`` are
+  served as the API server does (the list semantics of api-concepts): unset, a consistent read
+  of the newest revision; ``0``, the watch cache (newest, ``limit`` ignored); ``N`` with
+  ``NotOlderThan`` (or without a match and without ``limit``), the newest revision, which must
+  be at least N; ``N`` with ``Exact`` (or, legacy, without a match but with ``limit``), the
+  state at revision N, rebuilt from the event history: 410 Expired once N is older than the
+  history kept (the compaction window), 504 "Too large resource version" when N is in the
+  future. Invalid combinations are refused as ValidateListOptions / storage.ValidateListOptions
+  refuse them (422 / 400).
 - WATCH (``?watch=1&resourceVersion=N&allowWatchBookmarks=true&timeoutSeconds=S``): chunked
   JSON lines ``{"type": ..., "object": ...}``; ADDED / MODIFIED / DELETED, BOOKMARK events
   (``bookmark_interval``) carrying only ``metadata.resourceVersion``, and ERROR with a 410
@@ -69,11 +79,13 @@ Served by uvicorn (starlette app) on 127.0.0.1 from a background thread::
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import functools
 import itertools
 import json
 import logging
+import posixpath
 import socket
 import ssl
 import threading
@@ -127,6 +139,92 @@ MERGE_KEYS = {"conditions": "type", "containers": "name", "initContainers": "nam
               "ownerReferences": "uid", "addresses": "type", "imagePullSecrets": "name",
               "reservedFor": "uid"}
 RESERVED_FOR_MAX_SIZE = 256  # resource.ResourceClaimReservedForMaxSize
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """One LIST reply: the items, the revision they were read at, the continue token ("" on
+    the last page) and, without selectors, how many items follow."""
+
+    items: list[Json]
+    rv: int
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+_CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list result. You can start "
+                     "a new list without the continue parameter.")
+
+
+def _list_key(key: tuple[str, str], scoped: bool) -> str:
+    """An object's etcd key relative to the list's prefix: ``namespace/name`` (``name`` for a
+    cluster-scoped object or a list within one namespace)."""
+    ns, name = key
+    return name if scoped or not ns else f"{ns}/{name}"
+
+
+def _list_key_of(obj: Json, scoped: bool) -> str:
+    meta = obj["metadata"]
+    return _list_key((meta.get("namespace", ""), meta["name"]), scoped)
+
+
+def _encode_continue(start: str, rv: int) -> str:
+    """storage.EncodeContinue: base64url (no padding) of ``{"v":"meta.k8s.io/v1","rv":N,"start":KEY}``."""
+    data = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _decode_continue(token: str) -> tuple[str, int]:
+    """storage.DecodeContinue: (the start key, the revision); 400 for a token it cannot read."""
+    def bad(why: str) -> ApiStatusError:
+        return ApiStatusError(400, f"invalid continue token: continue key is not valid{why}", "BadRequest")
+
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (ValueError, TypeError):
+        raise bad("") from None
+    if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1":
+        raise bad(": server does not recognize this encoded version")
+    rv, start = data.get("rv"), data.get("start")
+    if not isinstance(rv, int) or rv == 0:
+        raise bad(": incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    if not isinstance(start, str) or not start:
+        raise bad(": encoded start key empty (version meta.k8s.io/v1)")
+    key = start if start.startswith("/") else "/" + start
+    if posixpath.normpath(key) != key:
+        raise bad(f": {start}")  # no path traversal out of the list's prefix
+    return key[1:], rv
+
+
+def _parse_rv(value: str) -> int:
+    try:
+        rv = int(value)
+    except ValueError:
+        rv = -1
+    if rv < 0:
+        raise ApiStatusError(400, f"invalid resource version: {value!r}", "BadRequest")
+    return rv
+
+
+def _validate_list_options(resource_version: str, match: str, continue_token: str) -> None:
+    """ValidateListOptions (apimachinery meta/internalversion/validation) for a LIST: 422 Invalid."""
+    errors: list[str] = []
+    if match:
+        if not resource_version:
+            errors.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion "
+                          "is provided")
+        if continue_token:
+            errors.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is "
+                          "provided")
+        if match not in ("Exact", "NotOlderThan"):
+            errors.append(f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", '
+                          '"NotOlderThan", ""')
+        if match == "Exact" and resource_version == "0":
+            errors.append('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for '
+                          'resourceVersion "0"')
+    if errors:
+        joined = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        raise ApiStatusError(422, f'ListOptions.meta.k8s.io "" is invalid: {joined}', "Invalid")
 
 
 class ApiStatusError(Exception):
@@ -267,18 +365,86 @@ class ApiStore:
 
     def list_objects(self, plural: str, namespace: str = "", fields: list[FieldTerm] | None = None,
              labels: list[LabelTerm] | None = None) -> tuple[list[Json], int]:
-        """(matching objects sorted by namespace/name, the store's revision)."""
+        """(matching objects in key order, the store's revision)."""
+        page = self.list_page(plural, namespace, fields, labels)
+        return page.items, page.rv
+
+    def list_page(self, plural: str, namespace: str = "", fields: list[FieldTerm] | None = None,
+                  labels: list[LabelTerm] | None = None, *, resource_version: str = "", match: str = "",
+                  limit: int = 0, continue_token: str = "") -> ListPage:
+        """One LIST as the API server serves it (see the module's docstring): the revision it
+        is read at from ``resource_version`` / ``match`` / ``continue_token``, at most
+        ``limit`` items (0: all) after the token's key. Raises ApiStatusError as the API
+        server refuses."""
+        _validate_list_options(resource_version, match, continue_token)
+        r = RESOURCES[plural]
+        # The key prefix of the list (etcd: /registry/<resource>/[<namespace>/]): keys and
+        # continue tokens are relative to it.
+        scoped = bool(namespace) and r.namespaced
         with self._lock:
-            items = []
-            for (ns, _), obj in sorted(self._objects[plural].items()):
-                if namespace and ns != namespace:
+            start = ""
+            paging = limit > 0
+            if continue_token:
+                start, at = _decode_continue(continue_token)
+                if resource_version not in ("", "0"):
+                    raise ApiStatusError(400, "specifying resource version is not allowed when using continue",
+                                         "BadRequest")
+                at = self.rv if at < 0 else at
+            elif resource_version == "":
+                at = self.rv  # a consistent read: the newest revision, paged at it
+            elif resource_version == "0":
+                # Any revision: the watch cache, which ignores the limit (cacher computeListLimit).
+                at, paging = self.rv, False
+            else:
+                wanted = _parse_rv(resource_version)
+                if wanted > self.rv:
+                    raise ApiStatusError(504, f"Too large resource version: {wanted}, current: {self.rv}", "Timeout")
+                exact = match == "Exact" or (match == "" and limit > 0)
+                at = wanted if exact else self.rv
+            if at < self._compacted and at != self.rv:
+                if continue_token:
+                    raise ApiStatusError(410, _CONTINUE_EXPIRED, "Expired")
+                raise ApiStatusError(410, "The resourceVersion for the provided list is too old.", "Expired")
+            objects = self._objects_at(plural, at)
+            keyed = sorted((_list_key(key, scoped), key, obj) for key, obj in objects.items()
+                           if not scoped or key[0] == namespace)
+            items: list[Json] = []
+            token, remaining = "", None
+            for i, (k, _, obj) in enumerate(keyed):
+                if k < start:
                     continue
+                if paging and len(items) >= limit:
+                    # More keys after a full page: continue after the last key served.
+                    token = _encode_continue(_list_key_of(items[-1], scoped) + "\x00", at)
+                    if not fields and not labels:
+                        remaining = len(keyed) - i
+                    break
                 if fields and not field_selector_matches(fields, obj):
                     continue
                 if labels and not label_selector_matches(labels, (obj.get("metadata") or {}).get("labels") or {}):
                     continue
                 items.append(obj)
-            return items, self.rv
+            return ListPage(items, at, token, remaining)
+
+    def _objects_at(self, plural: str, at: int) -> Mapping[tuple[str, str], Json]:
+        """The objects of one resource as they were at revision ``at`` (>= the compaction
+        point): the current ones with every later event of the history undone, newest first
+        (etcd's MVCC read at a past revision)."""
+        current = self._objects[plural]
+        if at >= self.rv:
+            return current
+        objects = dict(current)
+        for ev in reversed(self._log):
+            if ev.rv <= at:
+                break
+            if ev.plural != plural:
+                continue
+            key = (ev.obj["metadata"].get("namespace", ""), ev.obj["metadata"]["name"])
+            if ev.type == ADDED or ev.prev is None:
+                objects.pop(key, None)
+            else:  # MODIFIED or DELETED: what it was before
+                objects[key] = ev.prev
+        return objects
 
     def count_bound_pods(self) -> int:
         """How many stored pods have a spec.nodeName (no copies: the bench polls it)."""
@@ -363,7 +529,10 @@ class ApiStore:
             self._timers.clear()
 
     # ---------------------------------------------------------------- writes
-    def create(self, plural: str, namespace: str, body: Mapping[str, Any]) -> Json:
+    def create(self, plural: str, namespace: str, body: Mapping[str, Any], *, restore: bool = False) -> Json:
+        """POST. With ``restore`` (direct access only, never over HTTP): the object keeps the
+        ``metadata.uid`` and ``creationTimestamp`` it carries, as objects restored from an etcd
+        backup do (a test loading a recorded cluster; admission still applies)."""
         r = RESOURCES[plural]
         obj = copy.deepcopy(dict(body))
         meta = obj.setdefault("metadata", {})
@@ -394,8 +563,10 @@ class ApiStore:
             if (meta.get("namespace", ""), name) in self._objects[plural]:
                 raise ApiStatusError(409, f'{r.group_resource} "{name}" already exists', "AlreadyExists",
                                      name=name, kind=r.plural)
-            meta["uid"] = str(uuid.uuid4())
-            meta["creationTimestamp"] = self._now()
+            if not (restore and meta.get("uid")):
+                meta["uid"] = str(uuid.uuid4())
+            if not (restore and meta.get("creationTimestamp")):
+                meta["creationTimestamp"] = self._now()
             for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
                 meta.pop(k, None)
             if plural == "pods":
@@ -846,12 +1017,14 @@ class LocalApiServer:
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, history: int = 100_000,
                  bookmark_interval: float = 1.0, log_level: str = "critical", certfile: str | None = None,
                  keyfile: str | None = None, client_ca: str | None = None, max_recorded: int = 200_000,
-                 features: Features | None = None) -> None:
+                 features: Features | None = None, unserved: Iterable[str] = ()) -> None:
         """``certfile``/``keyfile`` serve HTTPS; ``client_ca`` then requires client
         certificates signed by it. The last ``max_recorded`` requests are kept in
         :attr:`requests`. ``features``: the Kubernetes release served (default the newest
-        kubesched decides)."""
+        kubesched decides). ``unserved``: resources (plurals) this server does not serve, as a
+        cluster without their API group (404 on every request, recorded)."""
         self.store = ApiStore(history=history, features=features)
+        self.unserved = frozenset(unserved)
         self.host = host
         self._tls = (certfile, keyfile, client_ca)
         self.bookmark_interval = bookmark_interval
@@ -1005,10 +1178,12 @@ class LocalApiServer:
         return self._streams
 
     # ---------------------------------------------------------------- direct access (tests, bench)
-    def create(self, obj: Mapping[str, Any]) -> Json:
-        """Create an object as a client's POST would (admission included)."""
+    def create(self, obj: Mapping[str, Any], *, restore: bool = False) -> Json:
+        """Create an object as a client's POST would (admission included); ``restore``: keep
+        its uid and creationTimestamp (:meth:`ApiStore.create`)."""
         r = RESOURCE_BY_KIND[str(obj.get("kind"))]
-        return self.store.create(r.plural, str((obj.get("metadata") or {}).get("namespace") or ""), obj)
+        return self.store.create(r.plural, str((obj.get("metadata") or {}).get("namespace") or ""), obj,
+                                 restore=restore)
 
     def get(self, plural: str, name: str, namespace: str = "") -> Json:
         return self.store.get(plural, namespace, name)
@@ -1082,6 +1257,10 @@ class LocalApiServer:
             return JSONResponse(e.body, status_code=e.code)
         req.user_agent = request.headers.get("user-agent", "")
         req.arrived = time.monotonic()
+        if req.r.plural in self.unserved:
+            self._record(req, 404)
+            return JSONResponse(status_body(404, f"the server could not find the requested resource ({path})"),
+                                status_code=404)
         fault = self._take_fault(req.verb, req.r.plural, req.user_agent)
         payload: Any = None
         if request.method != "GET":
@@ -1126,9 +1305,21 @@ class LocalApiServer:
             return 200, store.get(r.plural, req.namespace, req.name)
         if req.verb == "list":
             fields, labels = _selectors(q)
-            items, rv = store.list_objects(r.plural, req.namespace, fields, labels)
-            body = {"kind": f"{r.kind}List", "apiVersion": r.api_version, "metadata": {"resourceVersion": str(rv)},
-                    "items": [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items]}
+            try:
+                limit = int(q.get("limit") or 0)
+            except ValueError:
+                raise ApiStatusError(400, f"invalid limit: {q.get('limit')!r}", "BadRequest") from None
+            page = store.list_page(r.plural, req.namespace, fields, labels,
+                                   resource_version=q.get("resourceVersion", ""),
+                                   match=q.get("resourceVersionMatch", ""), limit=max(limit, 0),
+                                   continue_token=q.get("continue", ""))
+            meta: Json = {"resourceVersion": str(page.rv)}
+            if page.continue_token:
+                meta["continue"] = page.continue_token
+                if page.remaining is not None:
+                    meta["remainingItemCount"] = page.remaining
+            body = {"kind": f"{r.kind}List", "apiVersion": r.api_version, "metadata": meta,
+                    "items": [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in page.items]}
             return 200, body
         if req.verb == "create":
             if req.subresource == "binding":

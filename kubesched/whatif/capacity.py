@@ -76,7 +76,7 @@ from kubesched.objects.kinds import is_ignored_kind
 # The loader's own document reader and admission: a template is read and admitted exactly as
 # a Pod document of the input would be. (Private to kubesched.objects.manifests; see the
 # report: a public reader/admission entry point there would replace these imports.)
-from kubesched.objects.manifests import admit_pods, expand_lists, read_documents, template_claim
+from kubesched.objects.manifests import Documents, Input, admit_pods, expand_lists, read_documents, template_claim
 from kubesched.objects.parse import PARSERS, parse_pod
 from kubesched.objects.workloads import POD_TEMPLATE_HASH, Inventory, controller_key, expand, object_uid
 from kubesched.plugins.dynamicresources.usage import NodeDeviceUse, device_use
@@ -268,11 +268,14 @@ def format_resource(name: str, value: int) -> str:
 
 
 # ----------------------------------------------------------------------------- input
-def _manifest_files(paths: Iterable[str | os.PathLike[str]]) -> set[Path]:
+def _manifest_files(paths: Iterable[Input]) -> set[Path]:
     """The files load_manifests reads under ``paths`` (its rule: a directory's *.yaml, *.yml
-    and *.json files, recursively), resolved, to tell whether a template file is one of them."""
+    and *.json files, recursively), resolved, to tell whether a template file is one of them
+    (documents from elsewhere, a live cluster's snapshot, are no file)."""
     out: set[Path] = set()
     for p in paths:
+        if isinstance(p, Documents):
+            continue
         path = Path(p)
         if path.is_dir():
             out.update(q.resolve() for q in path.rglob("*") if q.suffix in (".yaml", ".yml", ".json") and q.is_file())
@@ -281,7 +284,7 @@ def _manifest_files(paths: Iterable[str | os.PathLike[str]]) -> set[Path]:
     return out
 
 
-def load_capacity_input(paths: Sequence[str | os.PathLike[str]], template_files: Sequence[str | os.PathLike[str]],
+def load_capacity_input(paths: Sequence[Input], template_files: Sequence[str | os.PathLike[str]],
                         *, ignore_unknown_kinds: bool = False, features: Features | None = None) -> CapacityInput:
     """Read the cluster under ``paths`` as written (no controller creates pods: pending pods
     take no room anyway) and one template per file of ``template_files``."""
@@ -749,7 +752,7 @@ def _fail_summary(attempt: Attempt) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def run_capacity(paths: Sequence[str | os.PathLike[str]], template_files: Sequence[str | os.PathLike[str]],
+def run_capacity(paths: Sequence[Input], template_files: Sequence[str | os.PathLike[str]],
                  config: KubeSchedulerConfiguration | None = None, *, max_copies: int | None = None,
                  preempt: bool = False, seed: int | None = None, exclude_nodes: Sequence[str] = (),
                  registry: Mapping[str, Factory] | None = None,
