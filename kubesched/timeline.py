@@ -125,6 +125,8 @@ class TimelineSimulator(Simulator):
             namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator,
             features=self.features,
         )
+        # OpportunisticBatching counts cycles as the queue's pops (skipped pods included).
+        self.scheduler.current_cycle = lambda: self.queue.scheduling_cycle
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         # Cluster changes so far (binds, victims, nominations), and for each queued pod that

@@ -304,6 +304,8 @@ class LiveScheduler:
             events_by_profile={name: registrations_by_plugin_of(_all_plugins(fwk)) for name, fwk in self.profiles.items()},
             namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator,
             features=self.features)
+        # OpportunisticBatching counts cycles as the queue's pops (skipped pods included).
+        self.scheduler.current_cycle = lambda: self.queue.scheduling_cycle
         self._hints = self.features.enabled("SchedulerQueueingHints")
         self.invariants = new_checker(check_invariants, self.cache, self.nominator, self.profiles,
                                       ClusterView(self.objects.all_pods, self._current, self._pending_reason),
