@@ -123,6 +123,7 @@ class Framework:
         self.signatures_enabled = False
         self.unsigned_plugins: tuple[str, ...] = ()
         self._signers: list[Any] = []
+        self._sign_order: list[int] = []  # the order sign_pod asks them (indices into _signers)
         if handle.features.enabled("OpportunisticBatching"):
             self.batch = OpportunisticBatch(self, lambda: handle.snapshot)
             self._compute_batchable_plugins()
@@ -142,6 +143,7 @@ class Framework:
             if callable(getattr(p, "sign_pod", None)):
                 seen.add(p.name)
                 self._signers.append(p)
+                self._sign_order.append(len(self._sign_order))
             else:
                 enabled = False
                 if p.name not in unsigned:
@@ -156,14 +158,24 @@ class Framework:
         refuses (or fails) to sign this pod."""
         if not self.signatures_enabled:
             return None
-        sig: dict[str, Any] = {SCHEDULER_NAME_SIGNER_NAME: pod.scheduler_name}
-        for p in self._signers:
-            r = p.sign_pod(pod)
+        # Any refusal leaves the pod unsigned whichever plugin refuses first, so the plugins
+        # are asked most recent refuser first (under System spreading PodTopologySpread refuses
+        # every pod: one call); the fragments are merged in upstream's plugin order.
+        signers = self._signers
+        order = self._sign_order
+        fragments: list[Sequence[Any]] = [()] * len(signers)
+        for k, i in enumerate(order):
+            r = signers[i].sign_pod(pod)
             if isinstance(r, Status):
                 if not r.is_success():
+                    if k:
+                        order.insert(0, order.pop(k))
                     return None
                 continue
-            for fragment in r:
+            fragments[i] = r
+        sig: dict[str, Any] = {SCHEDULER_NAME_SIGNER_NAME: pod.scheduler_name}
+        for frs in fragments:
+            for fragment in frs:
                 sig[fragment.key] = fragment.value
         try:
             return json.dumps(sig, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
