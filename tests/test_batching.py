@@ -18,7 +18,7 @@ from kubesched.config import parse_config
 from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features, features_for
 from kubesched.objects import ClusterObjects, Node, Pod
 from kubesched.simulation import Simulator
-from kubesched.timeline import TimelineSimulator
+from kubesched.timeline import TimelineResult, TimelineSimulator
 
 PTS_LIST = {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
 GATE_OFF = features_for("1.36", ["OpportunisticBatching=false"])
@@ -40,8 +40,9 @@ def web(name: str, features: Features = FEATURES_1_36, *, second: int = 0, port:
 
 
 def run(pods: list[Pod], features: Features = FEATURES_1_36, *, profiles: list[dict[str, Any]] | None = None,
-        node_list: list[Node] | None = None) -> tuple[list[tuple[str, str | None, str]], TimelineSimulator]:
-    """The timeline's attempts as (pod, node, hint), and the simulator."""
+        node_list: list[Node] | None = None) -> tuple[list[tuple[str, str | None, str]], TimelineSimulator,
+                                                      TimelineResult]:
+    """The timeline's attempts as (pod, node, hint), the simulator and its result."""
     cfg = parse_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                         "profiles": profiles if profiles is not None else [{"pluginConfig": [PTS_LIST]}]},
                        features=features)
@@ -49,7 +50,7 @@ def run(pods: list[Pod], features: Features = FEATURES_1_36, *, profiles: list[d
                           latest_timestamp=max(p.meta.creation_timestamp or 0.0 for p in pods))
     sim = TimelineSimulator(objs, cfg, features=features, deterministic=True)
     result = sim.run()
-    return [(s.attempt.pod.name, s.attempt.node, s.attempt.node_hint) for s in result.steps], sim
+    return [(s.attempt.pod.name, s.attempt.node, s.attempt.node_hint) for s in result.steps], sim, result
 
 
 def placed(steps: list[tuple[str, str | None, str]]) -> list[str | None]:
@@ -69,7 +70,7 @@ def placed(steps: list[tuple[str, str | None, str]]) -> list[str | None]:
 ])
 def test_one_per_node_replicas_take_the_batch_s_next_node(features: Features, profiles: list[dict[str, Any]] | None,
                                                            want: list[str]) -> None:
-    steps, _ = run([web(f"p{i}", features) for i in range(5)], features, profiles=profiles)
+    steps, _, _ = run([web(f"p{i}", features) for i in range(5)], features, profiles=profiles)
     assert placed(steps) == want
 
 
@@ -89,7 +90,7 @@ def test_a_hinted_pod_is_filtered_on_its_node_alone_and_not_scored() -> None:
 
 def test_the_batch_is_used_up_then_a_new_one_starts() -> None:
     # Three nodes, five replicas: p0 n0, p1 n2, p2 n1 (the list is empty now), p3 and p4 fit nowhere.
-    steps, sim = run([web(f"p{i}") for i in range(5)], node_list=nodes(3))
+    steps, sim, _ = run([web(f"p{i}") for i in range(5)], node_list=nodes(3))
     assert steps[:3] == [("p0", "n0", ""), ("p1", "n2", "n2"), ("p2", "n1", "n1")]
     assert all(node is None for _, node, _ in steps[3:])
 
@@ -116,7 +117,7 @@ def test_the_batch_is_used_up_then_a_new_one_starts() -> None:
 ])
 def test_anything_in_between_breaks_the_batch(pods: list[Pod], profiles: list[dict[str, Any]] | None,
                                               want: list[tuple[str, str | None, str]], flushed: str) -> None:
-    steps, sim = run(pods, profiles=profiles)
+    steps, sim, _ = run(pods, profiles=profiles)
     assert steps == want
     batch = sim.profiles["default-scheduler"].batch
     assert batch is not None and batch.flushes[flushed] >= 1
@@ -124,7 +125,7 @@ def test_anything_in_between_breaks_the_batch(pods: list[Pod], profiles: list[di
 
 def test_pods_that_still_fit_where_the_last_one_went_are_scored() -> None:
     # No host port: the previous pod's node still fits, so its score may have changed.
-    steps, sim = run([web(f"p{i}", port=None) for i in range(4)])
+    steps, sim, _ = run([web(f"p{i}", port=None) for i in range(4)])
     assert [hint for _, _, hint in steps] == ["", "", "", ""]
     batch = sim.profiles["default-scheduler"].batch
     assert batch is not None and batch.flushes["node_not_full"] == 3
@@ -159,3 +160,20 @@ def test_the_conformance_procedure_steps_a_second_per_pod_so_its_batches_expire(
     assert [s.attempt.node for s in result.steps] == ["n0", "n1", "n2"]
     batch = sim.profiles["default-scheduler"].batch
     assert batch is not None and batch.flushes["expired"] == 2
+
+
+@pytest.mark.parametrize(("features", "want"), [
+    pytest.param(FEATURES_1_36, {
+        "scheduler_batch_attempts_total": [
+            {"labels": {"profile": "default-scheduler", "result": "hint_used"}, "value": 2},
+            {"labels": {"profile": "default-scheduler", "result": "no_hint"}, "value": 2}],
+        "scheduler_batch_cache_flushed_total": [
+            {"labels": {"profile": "default-scheduler", "reason": "expired"}, "value": 1}]},
+        id="1.36 counts batch attempts and flushes per profile"),
+    pytest.param(FEATURES_1_30, {}, id="1.30 has no batch metrics"),
+])
+def test_the_timeline_reports_kube_scheduler_s_batch_metrics(features: Features, want: dict[str, Any]) -> None:
+    pods = [web("p0", features), web("p1", features), web("p2", features), web("p3", features, second=1)]
+    _, _, result = run(pods, features)
+    got = {k: v for k, v in result.metrics.as_dict("default-scheduler").items() if "batch" in k}
+    assert got == want
