@@ -14,6 +14,7 @@ import bisect
 import dataclasses
 import itertools
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -23,6 +24,7 @@ import numpy as np
 
 from kubesched._cache import Cache
 from kubesched._queue.nominated_rows import NominatedRows
+from kubesched._runtime.batch import OpportunisticBatch, SortedNodeScores
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import ApiError, KubeschedError
@@ -160,6 +162,9 @@ class Attempt:
     waiting: WaitingPod | None = field(default=None, repr=False)
     # Scheduler.all_filters_for: every failing filter plugin per node (explain --all-filters).
     all_filters: dict[str, list[Status]] | None = field(default=None, repr=False)
+    # OpportunisticBatching: the node the profile's batch hinted this cycle ("" = none). When
+    # the pod went there, it was checked with the filters alone, never scored.
+    node_hint: str = ""
     _feasible: list[str] | None = field(default=None, init=False, repr=False)
 
     @property
@@ -193,6 +198,30 @@ class Attempt:
 
 class ScheduleError(KubeschedError):
     """An Error status during a cycle (a plugin failed, not a pod that does not fit)."""
+
+
+class _BatchCycle:
+    """One scheduling cycle's dealings with its profile's OpportunisticBatch: the cycle count,
+    the hint given, and the pod's signature, computed at most once and only when the batch
+    needs it (upstream signs every pod when it is queued; a signature depends on the pod and
+    the profile only, so signing it here gives the same value)."""
+
+    __slots__ = ("batch", "fwk", "pod", "cycle", "hint", "_signature", "_signed")
+
+    def __init__(self, batch: OpportunisticBatch, fwk: Framework, pod: Pod, cycle: int) -> None:
+        self.batch = batch
+        self.fwk = fwk
+        self.pod = pod
+        self.cycle = cycle
+        self.hint = ""
+        self._signature: str | None = None
+        self._signed = False
+
+    def signature(self) -> str | None:
+        if not self._signed:
+            self._signature = self.fwk.sign_pod(self.pod)
+            self._signed = True
+        return self._signature
 
 
 def heap_root(scores: Sequence[int] | IntArray, randomizer: Sequence[int] | None = None) -> int:
@@ -329,6 +358,11 @@ class Scheduler:
         self._nominations = NominatedRows()
         self.extenders: tuple[Extender, ...] = tuple(extenders)
         self._has_filter_extenders = any(e.is_filter() for e in self.extenders)
+        # OpportunisticBatching's cycle count (sched.CurrentCycle: the queue's scheduling
+        # cycle, one per pop). A driver with a queue sets ``current_cycle`` to it; without one,
+        # every schedulePod counts as a cycle.
+        self.current_cycle: Callable[[], int] | None = None
+        self._cycles = 0
         self._has_prioritizer_extenders = any(e.is_prioritizer() for e in self.extenders)
 
     # ------------------------------------------------------------------ helpers
@@ -697,7 +731,7 @@ class Scheduler:
         diagnosis.defer_statuses(table.name_array[rows], out)
 
     def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
-                                attempt: Attempt) -> Sequence[NodeInfo]:
+                                attempt: Attempt, *, batch_cycle: _BatchCycle | None = None) -> Sequence[NodeInfo]:
         diagnosis = attempt.diagnosis
         all_nodes = self.cache.snapshot.list()
         pre_res, s, plugins_with_nodes = fwk.run_pre_filter_plugins(state, pod)
@@ -711,6 +745,15 @@ class Scheduler:
             diagnosis.add_plugin_status(s)
             return []
         nominated = pod.nominated_node_name
+        if batch_cycle is not None:
+            # GetNodeHint (even with a nominated node, which is tried instead: the hint is then
+            # used up). A hint is evaluated exactly like a nominated node: filters (with the
+            # nominated pods) and filter extenders on it alone; if it passes, it is the only
+            # feasible node and nothing is scored.
+            hint = batch_cycle.batch.get_node_hint(pod, batch_cycle.signature, state, batch_cycle.cycle,
+                                                   self._now())
+            batch_cycle.hint = attempt.node_hint = hint
+            nominated = nominated or hint
         if nominated:
             nominated_info = self.cache.snapshot.get(nominated)
             if nominated_info is not None:
@@ -791,12 +834,23 @@ class Scheduler:
             return min((nodes[i] for i in ties.tolist()), key=_NAME)
         return result.nodes[int(ties[self.rng.randrange(len(ties))])]
 
+    def _now(self) -> float:
+        """The scheduler's clock (virtual in the simulators), else the monotonic clock."""
+        return self.clock() if self.clock is not None else time.monotonic()
+
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> NodeInfo | None:
-        """schedulePod: the chosen node, or None with attempt.diagnosis filled (FitError)."""
+        """schedulePod: the chosen node, or None with attempt.diagnosis filled (FitError).
+        With OpportunisticBatching, the chosen node and the rest of the priority list go to
+        the profile's batch (StoreScheduleResults), which may hint the next pod's node."""
+        self._cycles += 1
         attempt.num_all_nodes = len(self.cache.node_infos)
         if attempt.num_all_nodes == 0:
             return None
-        feasible = self.find_nodes_that_fit_pod(fwk, state, pod, attempt)
+        bc: _BatchCycle | None = None
+        if fwk.batch is not None:
+            cycle = self.current_cycle() if self.current_cycle is not None else self._cycles
+            bc = _BatchCycle(fwk.batch, fwk, pod, cycle)
+        feasible = self.find_nodes_that_fit_pod(fwk, state, pod, attempt, batch_cycle=bc)
         attempt.feasible_nodes = feasible
         if self.all_filters_for is not None and not attempt.diagnosis.pre_filter_msg and self.all_filters_for(pod):
             # After filtering, before scoring: the state is PreFilter's, as the filters saw it.
@@ -805,6 +859,8 @@ class Scheduler:
         if not feasible:
             return None
         if len(feasible) == 1:
+            if bc is not None:
+                bc.batch.store_schedule_results(bc.signature, bc.hint, feasible[0].name, None, bc.cycle, self._now())
             return feasible[0]
         if not fwk.has_score_plugins() and not self.extenders:
             # prioritizeNodes without scorers: every node scores 1.
@@ -825,7 +881,12 @@ class Scheduler:
                                              for ni in feasible]
                 attempt.extender_scores = ext
         attempt.scores = result
-        return self.select_host(result)
+        chosen = self.select_host(result)
+        if bc is not None:
+            # The rest of the list in heap order, built only if a later cycle asks for a hint.
+            rest = SortedNodeScores(result.nodes, result.totals, result.randomizer)
+            bc.batch.store_schedule_results(bc.signature, bc.hint, chosen.name, rest, bc.cycle, self._now())
+        return chosen
 
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self, pod: Pod) -> Attempt:

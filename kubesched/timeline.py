@@ -77,9 +77,21 @@ class Metrics:
     preemption_victims: list[int] = field(default_factory=list)
     pending_pods: dict[str, int] = field(default_factory=dict)
     queue_incoming_pods: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # OpportunisticBatching (1.36): per (profile, result) and (profile, reason); None without it.
+    batch_attempts: Counter[tuple[str, str]] | None = None
+    batch_cache_flushed: Counter[tuple[str, str]] | None = None
 
     def as_dict(self, profile: str) -> dict[str, Any]:
         buckets = {str(b): sum(1 for v in self.preemption_victims if v <= b) for b in _VICTIM_BUCKETS}
+        batches: dict[str, Any] = {}
+        if self.batch_attempts is not None and self.batch_cache_flushed is not None:
+            batches = {
+                "scheduler_batch_attempts_total": [
+                    {"labels": {"profile": p, "result": r}, "value": n} for (p, r), n in sorted(self.batch_attempts.items())],
+                "scheduler_batch_cache_flushed_total": [
+                    {"labels": {"profile": p, "reason": r}, "value": n}
+                    for (p, r), n in sorted(self.batch_cache_flushed.items())],
+            }
         return {
             "scheduler_schedule_attempts_total": [
                 {"labels": {"result": r, "profile": profile}, "value": n} for r, n in sorted(self.schedule_attempts.items())],
@@ -89,6 +101,7 @@ class Metrics:
             "scheduler_pending_pods": [{"labels": {"queue": q}, "value": n} for q, n in sorted(self.pending_pods.items())],
             "scheduler_queue_incoming_pods_total": [
                 {"labels": {"queue": q, "event": e}, "value": n} for (q, e), n in sorted(self.queue_incoming_pods.items())],
+            **batches,
         }
 
 
@@ -125,6 +138,8 @@ class TimelineSimulator(Simulator):
             namespace_labels=self._namespace_labels, pod_lister=self.objects.pod, nominator=self.nominator,
             features=self.features,
         )
+        # OpportunisticBatching counts cycles as the queue's pops (skipped pods included).
+        self.scheduler.current_cycle = lambda: self.queue.scheduling_cycle
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         # Cluster changes so far (binds, victims, nominations), and for each queued pod that
@@ -512,6 +527,14 @@ class TimelineSimulator(Simulator):
 
     def _finish(self, res: TimelineResult) -> None:
         res.end = self.clock.now()
+        batches = [(name, fwk.batch) for name, fwk in self.profiles.items() if fwk.batch is not None]
+        if batches:
+            attempts: Counter[tuple[str, str]] = Counter()
+            flushed: Counter[tuple[str, str]] = Counter()
+            res.metrics.batch_attempts, res.metrics.batch_cache_flushed = attempts, flushed
+            for name, batch in batches:
+                attempts.update({(name, r): n for r, n in batch.attempts.items()})
+                flushed.update({(name, r): n for r, n in batch.flushes.items()})
         for attempt, _ in self._in_flight:
             res.pending[attempt.pod.key] = "waiting at Permit"
         res.pending.update(self._gave_up)

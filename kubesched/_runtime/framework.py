@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched._runtime.batch import OpportunisticBatch
 from kubesched._runtime.handle import FrameworkHandle
 from kubesched._runtime.waiting_pods import MAX_PERMIT_TIMEOUT
 from kubesched.errors import PluginError
@@ -36,6 +37,7 @@ from kubesched.framework import (
 from kubesched.framework.cycle_state import StateKey
 from kubesched.framework.interfaces import IntArray
 from kubesched.framework.nodetable import RowNodes
+from kubesched.framework.signers import SCHEDULER_NAME_SIGNER_NAME
 from kubesched.objects import Pod
 
 _INDEX = attrgetter("index")
@@ -116,6 +118,69 @@ class Framework:
         self._score_batch = {p.name: getattr(p, "score_batch", None) for p in self.score}
         self._normalize = {p.name: getattr(p, "normalize_score", None) for p in self.score}
         self._normalize_batch = {p.name: getattr(p, "normalize_score_batch", None) for p in self.score}
+        # OpportunisticBatching: the profile's batch, and the plugins that sign pods.
+        self.batch: OpportunisticBatch | None = None
+        self.signatures_enabled = False
+        self.unsigned_plugins: tuple[str, ...] = ()
+        self._signers: list[Any] = []
+        self._sign_order: list[int] = []  # the order sign_pod asks them (indices into _signers)
+        if handle.features.enabled("OpportunisticBatching"):
+            self.batch = OpportunisticBatch(self, lambda: handle.snapshot)
+            self._compute_batchable_plugins()
+
+    # ------------------------------------------------------------------ signatures
+    def _compute_batchable_plugins(self) -> None:
+        """computeBatchablePlugins: signatures are on only when every PreFilter, Filter,
+        PreScore and Score plugin can sign pods (``sign_pod``: kubesched.framework.SignPlugin)
+        and there are no extenders (they cannot). An out-of-tree plugin without ``sign_pod``
+        turns batching off for its profile, as upstream."""
+        enabled = not self.handle.extenders
+        seen: set[str] = set()
+        unsigned: list[str] = []
+        for p in (*self.pre_filter, *self.filter, *self.pre_score, *self.score):
+            if p.name in seen:
+                continue
+            if callable(getattr(p, "sign_pod", None)):
+                seen.add(p.name)
+                self._signers.append(p)
+                self._sign_order.append(len(self._sign_order))
+            else:
+                enabled = False
+                if p.name not in unsigned:
+                    unsigned.append(p.name)
+        self.signatures_enabled = enabled
+        self.unsigned_plugins = tuple(unsigned)
+
+    def sign_pod(self, pod: Pod) -> str | None:
+        """SignPod: the pod's signature, the JSON object of its schedulerName and every
+        signing plugin's fragments (a key written twice keeps the last value: plugins sharing
+        a key give the same one); None when signatures are off for the profile or a plugin
+        refuses (or fails) to sign this pod."""
+        if not self.signatures_enabled:
+            return None
+        # Any refusal leaves the pod unsigned whichever plugin refuses first, so the plugins
+        # are asked most recent refuser first (under System spreading PodTopologySpread refuses
+        # every pod: one call); the fragments are merged in upstream's plugin order.
+        signers = self._signers
+        order = self._sign_order
+        fragments: list[Sequence[Any]] = [()] * len(signers)
+        for k, i in enumerate(order):
+            r = signers[i].sign_pod(pod)
+            if isinstance(r, Status):
+                if not r.is_success():
+                    if k:
+                        order.insert(0, order.pop(k))
+                    return None
+                continue
+            fragments[i] = r
+        sig: dict[str, Any] = {SCHEDULER_NAME_SIGNER_NAME: pod.scheduler_name}
+        for frs in fragments:
+            for fragment in frs:
+                sig[fragment.key] = fragment.value
+        try:
+            return json.dumps(sig, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError):
+            return None  # a fragment that does not marshal: upstream logs it, the pod is unsigned
 
     # ------------------------------------------------------------------ queue
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

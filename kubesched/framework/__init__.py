@@ -38,9 +38,11 @@ from kubesched.framework.interfaces import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
     implements,
 )
 from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.signers import SignFragment
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status, is_success
 from kubesched.framework.types import (
     GVK,
@@ -77,5 +79,5 @@ __all__ = [
     "Plugin", "PodGroupState", "PodGroupStateLister", "PodInfo", "PodNominator", "PodsToActivate", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
     "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
     "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "QueueingHint", "QueueingHintFn", "ReservePlugin", "Resource", "ScoreExtensions",
-    "ScorePlugin", "StateData", "StateKey", "Status", "WeightedAffinityTerm", "implements", "is_success",
+    "ScorePlugin", "SignFragment", "SignPlugin", "StateData", "StateKey", "Status", "WeightedAffinityTerm", "implements", "is_success",
 ]

@@ -63,6 +63,7 @@ import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.signers import SignFragment
 from kubesched.framework.status import Status
 from kubesched.framework.types import (
     ClusterEventWithHint,
@@ -224,6 +225,19 @@ class BatchScorePlugin(Protocol):
 class BatchNormalizePlugin(Protocol):
     def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
         """``normalize_score`` over an array (same order as the nodes scored)."""
+        ...
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment] | Status:
+        """fwk.SignPlugin (KEP-5598, OpportunisticBatching): the parts of ``pod`` this plugin's
+        PreFilter/Filter/PreScore/Score decisions depend on, as fragments of the pod's
+        signature (:mod:`kubesched.framework.signers`; a key shared with other plugins must get
+        the same value). A Status instead refuses: Unschedulable when the plugin cannot promise
+        that pods with equal signatures fit and score alike (the pod is then not batched), Error
+        when something unexpected happened (the same, reported). Every PreFilter, Filter,
+        PreScore and Score plugin of a profile must have it, or the profile never batches."""
         ...
 
 

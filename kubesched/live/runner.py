@@ -311,6 +311,8 @@ class LiveScheduler:
             pod_max_in_unschedulable_pods_duration=(DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
                                                     if pod_max_in_unschedulable_pods_duration is None
                                                     else pod_max_in_unschedulable_pods_duration))
+        # OpportunisticBatching counts cycles as the queue's pops (skipped pods included).
+        self.scheduler.current_cycle = lambda: self.queue.scheduling_cycle
         self._hints = self.features.enabled("SchedulerQueueingHints")
         self.invariants = new_checker(check_invariants, self.cache, self.nominator, self.profiles,
                                       ClusterView(self.objects.all_pods, self._current, self._pending_reason),

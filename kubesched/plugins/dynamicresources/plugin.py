@@ -68,6 +68,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.signers import SignFragment
 from kubesched.objects import Node, NodeSelector, ObjectMeta, OwnerReference, Pod
 from kubesched.objects.devices import (
     ALLOCATION_MODE_EXACT,
@@ -184,6 +185,13 @@ class DynamicResources:
         # The devices of every allocated claim, kept across pods (AllocatedTracker).
         self._allocated = AllocatedTracker()
         self._extended_resources = handle.features.enabled("DRAExtendedResource")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
+        """SignPod (OpportunisticBatching): a pod with resource claims is not signable (its
+        devices are allocated for it alone); the others add nothing."""
+        if pod.resource_claims:
+            return Status.unschedulable("pods with dra resource claims are not signable")
+        return []
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         features = self.handle.features

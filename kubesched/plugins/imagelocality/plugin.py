@@ -21,6 +21,7 @@ from kubesched.framework import (
     NodeTable,
 )
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.signers import IMAGE_NAMES_SIGNER_NAME, SignFragment
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.gomath import go_div
 from kubesched.plugins.helpers.rows import row_node_infos
@@ -197,6 +198,12 @@ class ImageLocality:
         self.handle = handle
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._image_volumes = features.enabled("ImageVolume")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the distinct normalized images of the containers and init containers, sorted
+        (an image volume's image is in the volumes' fragment, not here)."""
+        names = {normalized_image_name(c.image) for c in (*pod.containers, *pod.init_containers)}
+        return [SignFragment(IMAGE_NAMES_SIGNER_NAME, sorted(names))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Upstream ImageLocality is no EnqueueExtensions: a Score plugin rejects no pod.

@@ -35,6 +35,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import LABELS_SIGNER_NAME, SignFragment
 from kubesched.objects import Node, Pod
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.interpodaffinity.common import (
@@ -127,6 +128,17 @@ class InterPodAffinity:
         self._aggregates = AggregateCache()
         self._label_keys = LabelKeys()
         self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
+        """SignPod: a pod with pod affinity or anti-affinity is not signable. Otherwise its
+        labels, which other pods' terms may select, unless ignorePreferredTermsOfExistingPods:
+        then only pods with terms of their own count, and this pod has none."""
+        affinity = pod.affinity
+        if affinity is not None and (affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None):
+            return Status.unschedulable("pods with InterPodAffinity are not signable")
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return []
+        return [SignFragment(LABELS_SIGNER_NAME, dict(pod.labels))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self._queueing_hints:

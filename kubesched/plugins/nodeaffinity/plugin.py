@@ -36,6 +36,12 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import (
+    NODE_AFFINITY_SIGNER_NAME,
+    NODE_SELECTOR_SIGNER_NAME,
+    SignFragment,
+    node_affinity_signer,
+)
 from kubesched.objects import Node, NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from kubesched.plugins.helpers.nodeaffinity import (
     RequiredNodeAffinity,
@@ -231,6 +237,13 @@ class NodeAffinity:
                     raise ConfigError("parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
                                       + aggregate_error_message(perrs))
                 self.added_pref_terms = terms
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the node affinity (canonical: NodeAffinitySigner) and the nodeSelector (a
+        nil one and an empty one differ, as they do for PreFilter)."""
+        selector = dict(pod.node_selector) if pod.node_selector is not None else None
+        return [SignFragment(NODE_AFFINITY_SIGNER_NAME, node_affinity_signer(pod)),
+                SignFragment(NODE_SELECTOR_SIGNER_NAME, selector)]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """NodeAffinity.EventsToRegister: any Node Add/Update without queueing hints (v1.30);

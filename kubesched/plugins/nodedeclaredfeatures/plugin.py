@@ -28,6 +28,7 @@ from kubesched.framework import (
     StateKey,
     Status,
 )
+from kubesched.framework.signers import FEATURES_SIGNER_NAME, SignFragment
 from kubesched.objects import Node, Pod
 
 NAME = "NodeDeclaredFeatures"
@@ -94,6 +95,14 @@ class NodeDeclaredFeatures:
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
         self._enabled = features.enabled("NodeDeclaredFeatures")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
+        """SignPod: the features the pod needs (InferForPodScheduling's set, as a canonical
+        string). With the gate off upstream's plugin has no framework nor version and its
+        inference fails, so every pod is unsignable (an Error status)."""
+        if not self._enabled:
+            return Status.as_error("target version cannot be nil")
+        return [SignFragment(FEATURES_SIGNER_NAME, ",".join(sorted(required_features(pod))))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """NodeDeclaredFeatures.EventsToRegister: Node Add | UpdateNodeDeclaredFeature and

@@ -20,6 +20,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import NODE_NAME_SIGNER_NAME, SignFragment
 from kubesched.objects import Pod
 
 NAME = "NodeName"
@@ -38,6 +39,10 @@ class NodeName:
         self.handle = handle
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: spec.nodeName."""
+        return [SignFragment(NODE_NAME_SIGNER_NAME, pod.node_name)]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """NodeName.EventsToRegister: only a new node can be the named one. Without queueing

@@ -27,6 +27,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import HOST_PORTS_SIGNER_NAME, SignFragment, host_ports_signer
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.rows import row_node_infos
 
@@ -80,6 +81,10 @@ class NodePorts:
         self.handle = handle
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the host ports (HostPortsSigner)."""
+        return [SignFragment(HOST_PORTS_SIGNER_NAME, host_ports_signer(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """NodePorts.EventsToRegister: a deleted pod may free the ports (ports are immutable,

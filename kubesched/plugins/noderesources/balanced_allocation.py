@@ -20,7 +20,9 @@ from kubesched.errors import ConfigError, PluginError
 from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NodeTable, StateKey, Status
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.signers import SignFragment
 from kubesched.objects import Pod
+from kubesched.plugins.noderesources.fit import dra_extended_resource_names
 from kubesched.plugins.noderesources.resource_allocation import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -31,6 +33,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     balanced_score_arrays,
     node_vectors,
     pod_resource_request_list,
+    sign_resources,
     table_vectors,
 )
 
@@ -58,8 +61,19 @@ class BalancedAllocation:
         self.resources: tuple[ResourceSpec, ...] = tuple(args.resources)
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._delta = features.enabled("BalancedAllocationDelta")
+        self._dra_extended_resource = features.enabled("DRAExtendedResource")
         # 1.36: the balance without the pod per table row, by the resources counted.
         self._without_pod: dict[tuple[bool, ...], _RowBalances] = {}
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
+        """SignPod: as NodeResourcesFit's (the same fragment, the same refusal)."""
+        return sign_resources(pod, self._dra_names)
+
+    def _dra_names(self) -> frozenset[str] | None:
+        """The DeviceClass-backed extended resource names, only with DRAExtendedResource."""
+        if not self._dra_extended_resource or self.handle is None:
+            return None
+        return dra_extended_resource_names(self.handle)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = pod_resource_request_list(pod, self.resources, True)

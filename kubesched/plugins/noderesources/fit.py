@@ -46,6 +46,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import SignFragment
 from kubesched.objects import Node, Pod
 from kubesched.objects.devices import DeviceClass, is_dra_extended_resource_name
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
@@ -60,6 +61,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     Scorer,
     node_vectors,
     pod_resource_request_list,
+    sign_resources,
     table_vectors,
 )
 
@@ -318,6 +320,11 @@ class Fit:
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
         self._in_place_scaling = features.enabled("InPlacePodVerticalScaling")
         self._dra_extended_resource = features.enabled("DRAExtendedResource")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
+        """SignPod: the pod's requests (computePodResourceRequest); not signable when a
+        requested extended resource is one a DeviceClass provides (DRAExtendedResource)."""
+        return sign_resources(pod, self._dra_names)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Fit.EventsToRegister. Without queueing hints (v1.30): Pod/Delete and any Node

@@ -16,15 +16,16 @@ clusters.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.config.args import ResourceSpec, UtilizationShapePoint
-from kubesched.framework import MAX_NODE_SCORE, NodeInfo, NodeTable
+from kubesched.framework import MAX_NODE_SCORE, NodeInfo, NodeTable, Status
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import RESOURCES_SIGNER_NAME, SignFragment
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_scalar_resource_name
 from kubesched.plugins.helpers.gomath import go_div, go_round
@@ -397,3 +398,28 @@ class PreScoreState:
 
     def clone(self) -> PreScoreState:
         return self
+
+
+# ----------------------------------------------------------------------------- signing
+_NATIVE_SIGNED = (CPU, MEMORY, EPHEMERAL_STORAGE)
+_NOT_SIGNABLE_DRA = "signature disabled when dra extended resources are used in the cluster"
+
+
+def sign_resources(pod: Pod, dra_names: Callable[[], frozenset[str] | None]) -> list[SignFragment] | Status:
+    """Fit's and BalancedAllocation's SignPod (OpportunisticBatching): computePodResourceRequest
+    (PodRequests into a framework.Resource by SetMaxResource: milli-CPU, memory, ephemeral
+    storage, AllowedPodNumber 0 and the scalar resources, zero-valued ones included, nil when
+    none). Not signable when DRAExtendedResource is on and a requested (non-zero) resource is
+    one the DeviceClassResolver maps (shouldDelegateResourceToDRA with no node): DRA then
+    decides per node. ``dra_names`` gives the mapped names (None: the gate is off); it is
+    called only for a pod with a non-zero scalar request."""
+    requests = pod.requests
+    scalar = {n: v for n, v in requests.items() if n not in _NATIVE_SIGNED and is_scalar_resource_name(n)}
+    if any(v != 0 for v in scalar.values()):
+        mapped = dra_names()
+        if mapped and any(v != 0 and n in mapped for n, v in scalar.items()):
+            return Status.unschedulable(_NOT_SIGNABLE_DRA)
+    value = {"MilliCPU": requests.get(CPU, 0), "Memory": requests.get(MEMORY, 0),
+             "EphemeralStorage": requests.get(EPHEMERAL_STORAGE, 0), "AllowedPodNumber": 0,
+             "ScalarResources": scalar or None}
+    return [SignFragment(RESOURCES_SIGNER_NAME, value)]

@@ -22,6 +22,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from kubesched.objects import Node, Pod, Taint, tolerations_tolerate_taint
 from kubesched.objects.model import NO_SCHEDULE
 
@@ -45,6 +46,10 @@ class NodeUnschedulable:
         self.handle = handle
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the tolerations (TolerationsSigner)."""
+        return [SignFragment(TOLERATIONS_SIGNER_NAME, tolerations_signer(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """NodeUnschedulable.EventsToRegister: any Node Add/Update without queueing hints

@@ -26,6 +26,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.objects import CSINode, PersistentVolumeClaim, Pod, Volume
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.volumes import (
@@ -97,6 +98,10 @@ class CSILimits:
         # Unbound claims are keyed with a random prefix so they never collide with a real
         # volume handle (randomVolumeIDPrefix).
         self.random_volume_id_prefix = uuid.uuid4().hex
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the volume sources but ConfigMaps and Secrets (VolumesSigner)."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self._queueing_hints:

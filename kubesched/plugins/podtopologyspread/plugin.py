@@ -36,6 +36,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.framework.nodetable import RowNodes
+from kubesched.framework.signers import SignFragment
 from kubesched.objects import Node, Pod, TopologySpreadConstraint
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.podtopologyspread import filtering, scoring
@@ -95,6 +96,16 @@ class PodTopologySpread:
         self.system_defaulted = a.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints: tuple[TopologySpreadConstraint, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(a.default_constraints))
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
+        """SignPod: a pod with topology spread constraints is not signable, nor is any pod when
+        the plugin has default constraints (System defaulting always has): spreading depends on
+        where the previous pods went. Otherwise nothing to add."""
+        if pod.topology_spread_constraints:
+            return Status.unschedulable("pods with topology constraints are not signable")
+        if self.default_constraints:
+            return Status.unschedulable("pods with default topology constraints are not signable")
+        return []
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod/All: an added, updated or deleted pod changes the counts. Node add/delete and

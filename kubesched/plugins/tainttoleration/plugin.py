@@ -27,6 +27,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from kubesched.objects import Node, Pod, Taint, Toleration, tolerations_tolerate_taint
 from kubesched.objects.model import PREFER_NO_SCHEDULE
 from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
@@ -82,6 +83,10 @@ class TaintToleration:
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._generic_reason = features.enabled("GenericTaintReason")
         self._queueing_hints = features.enabled("SchedulerQueueingHints")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the tolerations (TolerationsSigner)."""
+        return [SignFragment(TOLERATIONS_SIGNER_NAME, tolerations_signer(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """TaintToleration.EventsToRegister: any Node Add/Update without queueing hints

@@ -34,6 +34,7 @@ from kubesched.framework import (
     StateKey,
     Status,
 )
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.objects import CSIDriver, CSINode, PersistentVolumeClaim, Pod, StorageClass
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION, broken_linear, scale_shape
@@ -145,6 +146,10 @@ class VolumeBinding:
         self.scorer: VolumeCapacityScorer | None = None
         if enable_volume_capacity_priority:
             self.scorer = VolumeCapacityScorer(self.args.shape or DEFAULT_SHAPE)
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the volume sources but ConfigMaps and Secrets (VolumesSigner)."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self._queueing_hints:

@@ -25,6 +25,7 @@ from kubesched.framework import (
     StateKey,
     Status,
 )
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.objects import PersistentVolumeClaim, Pod, Volume
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.volumes import READ_WRITE_ONCE_POD, RESOURCE_PVC, not_found
@@ -143,6 +144,10 @@ class VolumeRestrictions:
         self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
         self._rwop_reason = (ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_136 if handle.features.enabled("VolumeReasons136")
                              else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the volume sources but ConfigMaps and Secrets (VolumesSigner)."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self._queueing_hints:

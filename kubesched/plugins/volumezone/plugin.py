@@ -22,6 +22,7 @@ from kubesched.framework import (
     StateKey,
     Status,
 )
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, SignFragment, volumes_signer
 from kubesched.objects import PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.volumes import (
@@ -111,6 +112,10 @@ class VolumeZone:
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
         self._queueing_hints = handle.features.enabled("SchedulerQueueingHints")
+
+    def sign_pod(self, pod: Pod) -> list[SignFragment]:
+        """SignPod: the volume sources but ConfigMaps and Secrets (VolumesSigner)."""
+        return [SignFragment(VOLUMES_SIGNER_NAME, volumes_signer(pod))]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self._queueing_hints:
