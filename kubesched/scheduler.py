@@ -10,7 +10,6 @@ returns an :class:`Attempt` recording everything the trace and ``--explain`` nee
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import itertools
 import random
@@ -251,51 +250,30 @@ def heap_root(scores: Sequence[int] | IntArray, randomizer: Sequence[int] | None
 def heap_root_of_tops(tops: IntArray) -> int:
     """heap_root given the ascending indices of the top keys: the walk in closed form. It
     goes left whenever the left subtree holds a top and stops at the first top on its way, so
-    it ends at the top whose path from the root (the bits of index + 1 after the leading 1;
-    0 = left) is the smallest, a path before its extensions: compared left-aligned, the
-    shallower first on a tie."""
+    it ends at the first top in pre-order (a node, its left subtree, its right subtree): the
+    top whose path from the root (the bits of index + 1 after the leading 1; 0 = left) is the
+    smallest, compared left-aligned, the shallower first on a tie."""
     if len(tops) == 1 or tops[0] == 0:
         return int(tops[0])
-    # Per depth, only the leftmost top can win (the paths of one depth compare as their
-    # indices): a search per level, a dozen levels.
-    if len(tops) > 64:
-        return _heap_root_of_many_tops(tops)
-    listed: list[int] = tops.tolist()
-    deepest = (listed[-1] + 1).bit_length() - 1
-    best = listed[0]  # the shallowest top: the leftmost of its level
-    first_depth = (best + 1).bit_length() - 1
-    best_key = ((best + 1) << (deepest - first_depth), first_depth)
-    for d in range(first_depth + 1, deepest + 1):
-        k = bisect.bisect_left(listed, (1 << d) - 1)
-        if k == len(listed) or listed[k] >= (2 << d) - 1:
-            continue  # this level holds no top
-        t = listed[k]
-        key = ((t + 1) << (deepest - d), d)
-        if key < best_key:
-            best, best_key = t, key
-    return best
+    keys = _preorder_keys(int(tops[-1]) + 1)
+    return int(tops[int(keys[tops].argmin())])
 
 
-def _heap_root_of_many_tops(tops: IntArray) -> int:
-    """heap_root_of_tops for hundreds of tops: each level's first top by one numpy search,
-    without listing them all."""
-    deepest = int(tops[-1] + 1).bit_length() - 1
-    bounds = np.searchsorted(tops, _LEVEL_STARTS[:deepest + 2])
-    firsts: list[int] = tops[np.minimum(bounds[:-1], len(tops) - 1)].tolist()
-    counts: list[int] = np.diff(bounds).tolist()
-    best, best_key = -1, (0, 0)
-    for d in range(deepest + 1):
-        if counts[d] == 0:
-            continue  # this level holds no top
-        t = firsts[d]
-        key = ((t + 1) << (deepest - d), d)
-        if best < 0 or key < best_key:
-            best, best_key = t, key
-    return best
+# Pre-order keys of heap indices (index + 1 shifted to _DEEPEST's width, then the depth; the
+# order does not depend on the heap's size), grown on demand: read, never written in place.
+_DEEPEST = 40
+_preorder: IntArray = np.zeros(0, np.int64)
 
 
-# The first index of each heap level (2**d - 1).
-_LEVEL_STARTS = (np.int64(1) << np.arange(62, dtype=np.int64)) - 1
+def _preorder_keys(n: int) -> IntArray:
+    global _preorder
+    keys = _preorder
+    if len(keys) < n:
+        p = np.arange(1, max(n, 1024, 2 * len(keys)) + 1, dtype=np.int64)
+        depth = np.frexp(p.astype(np.float64))[1].astype(np.int64) - 1  # exact: p < 2**53
+        keys = ((p << (_DEEPEST - depth)) << 6) + depth
+        _preorder = keys
+    return keys
 
 
 class Scheduler:

@@ -10,6 +10,7 @@ the *change* of balance: 50 + (50 + balance(with pod) - balance(without)) / 2.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, overload
 
@@ -24,9 +25,6 @@ from kubesched.framework.signers import SignFragment
 from kubesched.objects import Pod
 from kubesched.plugins.noderesources.fit import dra_extended_resource_names
 from kubesched.plugins.noderesources.resource_allocation import (
-    CPU,
-    EPHEMERAL_STORAGE,
-    MEMORY,
     PreScoreState,
     RowSelection,
     balanced_score,
@@ -62,8 +60,6 @@ class BalancedAllocation:
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._delta = features.enabled("BalancedAllocationDelta")
         self._dra_extended_resource = features.enabled("DRAExtendedResource")
-        # 1.36: the balance without the pod per table row, by the resources counted.
-        self._without_pod: dict[tuple[bool, ...], _RowBalances] = {}
 
     def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
         """SignPod: as NodeResourcesFit's (the same fragment, the same refusal)."""
@@ -109,77 +105,26 @@ class BalancedAllocation:
         if self._delta and not any(pod_requests):
             return np.zeros(len(rows), np.int64)
         sel = RowSelection(table, rows)
-        vectors = table_vectors(table, sel, self.resources, pod_requests, True)
-        with_pod = sel.result(balanced_score_arrays(vectors, sel.size))
         if not self._delta:
-            return with_pod
-        present = tuple(v is not None for v in vectors)
-        return delta_score(with_pod, self._balance_without_pod(table, rows, pod_requests, present))
-
-    def _balance_without_pod(self, table: NodeTable, rows: IntArray, pod_requests: tuple[int, ...],
-                             present: tuple[bool, ...]) -> IntArray:
-        """balance(without the pod) of ``rows``: a function of the row alone once the set of
-        resources counted is fixed (``present``: an unrequested scalar is left out), so it is
-        kept per table row (by the plugin) and recomputed only for the rows the change log names."""
-        entry = self._without_pod.get(present)
-        changed: list[int] | None = None
-        if entry is None or entry.table is not table or len(entry.values) != table.capacity:
-            entry = self._without_pod[present] = _RowBalances(table, np.zeros(table.capacity, np.int64),
-                                                              table.log_position)
-        else:
-            changed = table.changed_since(entry.position)
-            entry.position = table.log_position
-        if changed is not None and len(changed) <= _FEW_ROWS:
-            # A bound pod or two since the last cycle: per row in Python (numpy's per-call
-            # cost over a handful of rows is the whole cost).
-            values = entry.values
-            for i in set(changed):
-                values[i] = _row_balance_without_pod(table, i, self.resources, present)
-        else:
-            stale = np.arange(table.size, dtype=np.int64) if changed is None else np.unique(np.asarray(changed))
-            sel = RowSelection(table, stale)
-            vectors = table_vectors(table, sel, self.resources, pod_requests, True)
-            without = [None if v is None else (v[0], v[1] - p) for v, p in zip(vectors, pod_requests, strict=True)]
-            entry.values[stale] = sel.result(balanced_score_arrays(without, sel.size))
-        return entry.values[rows]
+            return sel.result(balanced_score_arrays(table_vectors(table, sel, self.resources, pod_requests, True),
+                                                    sel.size))
+        # With and without the pod as two rows of one computation (per element the same
+        # float64 operations as two calls), then 50 + (50 + with − without) / 2: the dividend
+        # is never negative (both balances are in [50, 100]), so a shift divides as Go does.
+        added = [_with_and_without(p) for p in pod_requests]
+        both = balanced_score_arrays(table_vectors(table, sel, self.resources, pod_requests, True, added), sel.size)
+        delta = both[0] - both[1]
+        delta += 3 * _HALF
+        delta >>= 1
+        return sel.result(delta)
 
 
-_FEW_ROWS = 16
-
-
-def _row_balance_without_pod(table: NodeTable, i: int, resources: Sequence[ResourceSpec],
-                             present: Sequence[bool]) -> int:
-    """balanced_score of row ``i`` as it is (no pod added), over the resources ``present``
-    (table_vectors' choice of columns, read for one row; alloc 0 leaves a resource out)."""
-    requested: list[int] = []
-    allocatable: list[int] = []
-    for r, counted in zip(resources, present, strict=True):
-        if not counted:
-            continue
-        name = r.name
-        if name == CPU:
-            alloc, used = table.alloc_cpu[i], table.req_cpu[i]
-        elif name == MEMORY:
-            alloc, used = table.alloc_mem[i], table.req_mem[i]
-        elif name == EPHEMERAL_STORAGE:
-            alloc, used = table.alloc_eph[i], table.req_eph[i]
-        else:  # a scalar column (present only when the table has it)
-            req_col = table.scalar_req.get(name)
-            alloc, used = table.scalar_alloc[name][i], (req_col[i] if req_col is not None else 0)
-        allocatable.append(int(alloc))
-        requested.append(int(used))
-    return balanced_score(requested, allocatable)
-
-
-class _RowBalances:
-    """Per-row balance without the pod in ``table``, valid up to its change-log ``position``."""
-
-    __slots__ = ("table", "values", "position")
-
-    def __init__(self, table: NodeTable, values: IntArray, position: int) -> None:
-        self.table = table
-        self.values = values
-        self.position = position
+@functools.lru_cache(maxsize=4096)
+def _with_and_without(request: int) -> IntArray:
+    """[[request], [0]]: added to a requested column, the rows with and without the pod."""
+    out = np.array([[request], [0]], np.int64)
+    out.flags.writeable = False
+    return out
 
 
 _HALF = MAX_NODE_SCORE // 2

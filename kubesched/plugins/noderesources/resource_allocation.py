@@ -117,26 +117,29 @@ class RowSelection:
 
 
 def table_vectors(table: NodeTable, sel: RowSelection, resources: Sequence[ResourceSpec], pod_requests: Sequence[int],
-                  use_requested: bool) -> list[tuple[IntArray, IntArray] | None]:
+                  use_requested: bool, added: Sequence[int | IntArray] | None = None
+                  ) -> list[tuple[IntArray, IntArray] | None]:
     """allocatable_request over table rows: per resource (allocatable, requested) arrays,
     or None when the resource is left out on every row (unrequested scalar, unknown name,
-    or a scalar no node lists)."""
+    or a scalar no node lists). ``added``: what is added to each requested column instead of
+    the pod's request (a (k, 1) array gives k rows of requested values per resource)."""
     out: list[tuple[IntArray, IntArray] | None] = []
-    for r, p in zip(resources, pod_requests, strict=True):
+    adds = pod_requests if added is None else added
+    for r, p, add in zip(resources, pod_requests, adds, strict=True):
         name = r.name
         if p == 0 and is_scalar_resource_name(name):
             out.append(None)
         elif name == CPU:
-            out.append((sel.take(table.alloc_cpu), sel.take(table.req_cpu if use_requested else table.nz_cpu) + p))
+            out.append((sel.take(table.alloc_cpu), sel.take(table.req_cpu if use_requested else table.nz_cpu) + add))
         elif name == MEMORY:
-            out.append((sel.take(table.alloc_mem), sel.take(table.req_mem if use_requested else table.nz_mem) + p))
+            out.append((sel.take(table.alloc_mem), sel.take(table.req_mem if use_requested else table.nz_mem) + add))
         elif name == EPHEMERAL_STORAGE:
-            out.append((sel.take(table.alloc_eph), sel.take(table.req_eph) + p))
+            out.append((sel.take(table.alloc_eph), sel.take(table.req_eph) + add))
         elif is_scalar_resource_name(name) and name in table.scalar_alloc:
             # Rows whose node lacks the key hold 0 there, which leaves the resource out
             # exactly like a missing allocatable key does.
             req_col = table.scalar_req.get(name)
-            used = sel.take(req_col) + p if req_col is not None else np.full(sel.size, p, np.int64)
+            used = sel.take(req_col) + add if req_col is not None else np.zeros(sel.size, np.int64) + add
             out.append((sel.take(table.scalar_alloc[name]), used))
         else:
             out.append(None)
@@ -355,6 +358,11 @@ def balanced_score_arrays(vectors: Sequence[tuple[IntArray, IntArray] | None], s
         d /= 2
         np.abs(d, out=d)
         return _balanced_result(d)
+    if any(used.ndim > 1 for _, used in present):
+        # Several rows of requested values (table_vectors' ``added``): one row at a time.
+        k = next(used.shape[0] for _, used in present)
+        return np.stack([balanced_score_arrays([None if v is None else (v[0], v[1][j]) for v in vectors], size)
+                         for j in range(k)])
     count = np.zeros(size, np.int64)
     first = np.zeros(size, np.float64)
     second = np.zeros(size, np.float64)
