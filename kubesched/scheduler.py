@@ -732,6 +732,8 @@ class Scheduler:
                                                    self._now())
             batch_cycle.hint = attempt.node_hint = hint
             nominated = nominated or hint
+        elif fwk.batch is not None:
+            fwk.batch.count_unsigned(hinted=True)
         if nominated:
             nominated_info = self.cache.snapshot.get(nominated)
             if nominated_info is not None:
@@ -825,7 +827,7 @@ class Scheduler:
         if attempt.num_all_nodes == 0:
             return None
         bc: _BatchCycle | None = None
-        if fwk.batch is not None:
+        if fwk.batch is not None and not fwk.signs_no_pod:
             cycle = self.current_cycle() if self.current_cycle is not None else self._cycles
             bc = _BatchCycle(fwk.batch, fwk, pod, cycle)
         feasible = self.find_nodes_that_fit_pod(fwk, state, pod, attempt, batch_cycle=bc)
@@ -839,6 +841,8 @@ class Scheduler:
         if len(feasible) == 1:
             if bc is not None:
                 bc.batch.store_schedule_results(bc.signature, bc.hint, feasible[0].name, None, bc.cycle, self._now())
+            elif fwk.batch is not None:
+                fwk.batch.count_unsigned(chosen_among=1)
             return feasible[0]
         if not fwk.has_score_plugins() and not self.extenders:
             # prioritizeNodes without scorers: every node scores 1.
@@ -864,6 +868,8 @@ class Scheduler:
             # The rest of the list in heap order, built only if a later cycle asks for a hint.
             rest = SortedNodeScores(result.nodes, result.totals, result.randomizer)
             bc.batch.store_schedule_results(bc.signature, bc.hint, chosen.name, rest, bc.cycle, self._now())
+        elif fwk.batch is not None:
+            fwk.batch.count_unsigned(chosen_among=len(result.nodes))
         return chosen
 
     # ------------------------------------------------------------------ the cycle

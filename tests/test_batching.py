@@ -177,3 +177,25 @@ def test_the_timeline_reports_kube_scheduler_s_batch_metrics(features: Features,
     _, _, result = run(pods, features)
     got = {k: v for k, v in result.metrics.as_dict("default-scheduler").items() if "batch" in k}
     assert got == want
+
+
+def test_a_profile_that_signs_no_pod_counts_the_same_batch_metrics_without_signing() -> None:
+    """The default profile (System spreading refuses every pod) skips the batch's bookkeeping;
+    its attempts and flushes are what signing every pod and storing every list would count."""
+    pods = [web("p0"), web("p1"), web("p2", port=None), web("p3", second=1), web("p4", cpu="9")]
+    counts = []
+    for fast in (True, False):
+        cfg = parse_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                            "profiles": [{}]}, features=FEATURES_1_36)
+        objs = ClusterObjects(nodes=nodes(), pods=pods, latest_timestamp=1.0)
+        sim = TimelineSimulator(objs, cfg, features=FEATURES_1_36, deterministic=True)
+        fwk = sim.profiles["default-scheduler"]
+        assert fwk.signs_no_pod
+        fwk.signs_no_pod = fast
+        result = sim.run()
+        batch = fwk.batch
+        assert batch is not None
+        counts.append((dict(batch.attempts), dict(batch.flushes), [s.attempt.node for s in result.steps]))
+    assert counts[0] == counts[1]
+    # Six attempts past PreFilter (the oversized p4 twice), four pods placed among several nodes.
+    assert counts[0][:2] == ({"no_hint": 6}, {"pod_not_batchable": 4})

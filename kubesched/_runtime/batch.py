@@ -194,6 +194,16 @@ class OpportunisticBatch:
                      else BATCH_FLUSH_POD_NOT_BATCHABLE] += 1
         self.state = None
 
+    def count_unsigned(self, *, hinted: bool = False, chosen_among: int = 0) -> None:
+        """The metrics of a profile that signs no pod (Framework.signs_no_pod), without the
+        bookkeeping: GetNodeHint found no batch (``hinted``), or StoreScheduleResults had a
+        pod chosen among ``chosen_among`` feasible nodes to store and no signature."""
+        if hinted:
+            self.attempts[BATCH_ATTEMPT_NO_HINT] += 1
+        elif chosen_among:
+            self.flushes[BATCH_FLUSH_EMPTY_LIST if chosen_among == 1 else BATCH_FLUSH_POD_NOT_BATCHABLE] += 1
+            self.state = None
+
     def _compatible(self, pod: Pod, signature: Signature, state: CycleState, cycle: int, now: float) -> bool:
         """batchStateCompatible. A failed check flushes its reason (the state itself stays;
         the next successful cycle replaces it)."""

@@ -121,6 +121,7 @@ class Framework:
         # OpportunisticBatching: the profile's batch, and the plugins that sign pods.
         self.batch: OpportunisticBatch | None = None
         self.signatures_enabled = False
+        self.signs_no_pod = False
         self.unsigned_plugins: tuple[str, ...] = ()
         self._signers: list[Any] = []
         self._sign_order: list[int] = []  # the order sign_pod asks them (indices into _signers)
@@ -150,6 +151,9 @@ class Framework:
                     unsigned.append(p.name)
         self.signatures_enabled = enabled
         self.unsigned_plugins = tuple(unsigned)
+        # A signer that refuses every pod (PodTopologySpread with default constraints, as the
+        # default profile's System spreading): no pod of this profile is ever signed.
+        self.signs_no_pod = enabled and any(getattr(p, "signs_no_pod", False) for p in self._signers)
 
     def sign_pod(self, pod: Pod) -> str | None:
         """SignPod: the pod's signature, the JSON object of its schedulerName and every

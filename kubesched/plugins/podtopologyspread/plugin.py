@@ -107,6 +107,12 @@ class PodTopologySpread:
             return Status.unschedulable("pods with default topology constraints are not signable")
         return []
 
+    @property
+    def signs_no_pod(self) -> bool:
+        """sign_pod refuses every pod (default constraints): the profile's batch can skip
+        asking (an optimization; the outcome and the batch metrics are the same)."""
+        return bool(self.default_constraints)
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod/All: an added, updated or deleted pod changes the counts. Node add/delete and
         label/taint updates change domains and inclusion."""
