@@ -448,11 +448,19 @@ class GVK:
     WILDCARD = "*"
 
 
+_ALL_ACTIONS = int(ActionType.ALL)
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
     resource: str
     action_type: ActionType
     label: str = ""
+    # action_type as a plain int, for matching: enum.Flag's operators are slow Python.
+    actions: int = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "actions", int.__int__(self.action_type))
 
     def is_wildcard(self) -> bool:
         return self.resource == GVK.WILDCARD and self.action_type == ActionType.ALL
@@ -461,20 +469,21 @@ class ClusterEvent:
         """v1.30's ClusterEvent.Match: wildcard, or same resource and overlapping actions."""
         return self.is_wildcard() or (
             (self.resource == GVK.WILDCARD or self.resource == other.resource)
-            and bool(self.action_type & other.action_type)
+            and bool(self.actions & other.actions)
         )
 
     def match_136(self, incoming: ClusterEvent) -> bool:
         """1.36's MatchClusterEvents(registered=self, incoming): the incoming event must be
         the same or more specific (its action bits within ours), and a Pod registration
         matches the internal AssignedPod/UnschedulablePod resources."""
-        if self.is_wildcard():
-            return True
         r = self.resource
+        ours = self.actions
+        if r == GVK.WILDCARD and ours == _ALL_ACTIONS:
+            return True
+        theirs = incoming.actions
         resource_ok = (r == GVK.WILDCARD or r == incoming.resource
                        or (r == GVK.POD and incoming.resource in (GVK.ASSIGNED_POD, GVK.UNSCHEDULABLE_POD)))
-        return (resource_ok and bool(self.action_type & incoming.action_type)
-                and int(incoming.action_type) <= int(self.action_type))
+        return resource_ok and bool(ours & theirs) and theirs <= ours
 
 
 class QueueingHint(IntEnum):
