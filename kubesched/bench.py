@@ -593,73 +593,118 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
     (the autoscale workload: one ``kubesched autoscale`` run, :func:`run_autoscale_bench`)."""
     if workload == "autoscale":
         return run_autoscale_bench(num_nodes, num_pods, features=features)
-    w = WORKLOADS.get(workload)
-    if w is None:
-        raise KubeschedError(f"unknown workload {workload!r}: want one of {', '.join(WORKLOADS)}")
-    num_nodes = w.nodes if num_nodes is None else num_nodes
-    num_pods = w.pods if num_pods is None else num_pods
-    num_init = w.init_pods if init_pods is None else init_pods
-    if num_nodes < 1 or num_pods < 0 or num_init < 0:
-        raise KubeschedError(f"want at least one node and no negative pod count, got nodes={num_nodes} "
-                             f"pods={num_pods} init pods={num_init}")
-    features = features if features is not None else DEFAULT_FEATURES
-    setup = w.setup(num_nodes, num_pods, num_init)
-    if setup.unschedulable and workload == "unschedulable":
-        message = oversize_message(num_nodes, features)
-        setup = dataclasses.replace(setup, unschedulable={k: message for k in setup.unschedulable})
-    cache = Cache(num_nodes)
-    cache.add_nodes(setup.nodes)
-    for p in setup.running:
-        cache.add_pod(p)
-    nominator = QueueNominator()
-    rng = random.Random(seed)
-    namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-                  for ns in ("default", *setup.namespaces)]
-    objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces, services=setup.services,
-                            workloads=setup.workloads, device_classes=setup.device_classes,
-                            resource_slices=setup.resource_slices, resource_claims=setup.resource_claims)
-    sched = default_scheduler(cache, objects, nominator, rng, features=features)
-    latencies: list[float] = []
-    placed: dict[str, str] = {}
-    problems: list[str] = []
-    clock = time.perf_counter
-    start = clock()
-    for pod in setup.measured:
-        t0 = clock()
-        a = sched.schedule_one(pod)
-        latencies.append(clock() - t0)
-        if a.outcome == "Scheduled" and a.node is not None:
-            placed[pod.key] = a.node
-            if pod.key in setup.unschedulable and len(problems) < 5:
-                problems.append(f"{pod.key} was bound to {a.node}: it fits nowhere")
-        elif pod.key in setup.unschedulable:
-            if a.message != setup.unschedulable[pod.key] and len(problems) < 5:
-                problems.append(f"{pod.key}: {a.message!r}, want {setup.unschedulable[pod.key]!r}")
-        elif len(problems) < 5:
-            problems.append(f"{pod.key}: {a.message}")
-    elapsed = clock() - start
-    bound = len(placed)
-    if bound != len(setup.measured) - len(setup.unschedulable):
-        problems.append(f"{len(setup.measured) - len(setup.unschedulable) - bound} pods not bound")
-    t = cache.table
-    size = t.size
-    if (t.req_cpu[:size] > t.alloc_cpu[:size]).any() or (t.req_mem[:size] > t.alloc_mem[:size]).any() or (
-            t.pod_count[:size] > t.alloc_pods[:size]).any():
-        problems.append("a node is over capacity")
-    # Cross-check the table against the NodeInfos it mirrors.
-    for ni in cache.node_infos.values():
-        if ni.requested.milli_cpu != t.req_cpu[ni.index] or len(ni.pods) != t.pod_count[ni.index]:
-            problems.append(f"node table out of sync for {ni.name}")
-            break
-        if ni.requested.milli_cpu > ni.allocatable.milli_cpu or len(ni.pods) > ni.allocatable.allowed_pod_number:
-            problems.append(f"node {ni.name} is over capacity")
-            break
-    if setup.check is not None and placed:
-        problems.extend(setup.check(cache, placed))
-    if setup.resource_claims:
-        problems.extend(_claim_problems(objects, placed))
-    return BenchResult(workload, num_nodes, len(setup.measured), elapsed, latencies, bound, problems,
-                       len(setup.running))
+    run = _BenchRun.prepare(workload, num_nodes, num_pods, init_pods, seed, features)
+    run.schedule(run.setup.measured)
+    return run.result()
+
+
+def run_bench_versus(workload: str, features: Sequence[Features], num_nodes: int | None = None,
+                     num_pods: int | None = None, *, init_pods: int | None = None, seed: int = 1,
+                     chunk: int = 50) -> list[BenchResult]:
+    """The same workload under several releases (or gates), set up side by side and scheduled
+    in alternating chunks of ``chunk`` pods, so that a (virtual) machine's drifting speed weighs
+    on each alike: the fair way to compare releases here (``kubesched bench --versus``)."""
+    runs = [_BenchRun.prepare(workload, num_nodes, num_pods, init_pods, seed, f) for f in features]
+    measured = len(runs[0].setup.measured)
+    for i in range(0, measured, max(chunk, 1)):
+        for run in runs:
+            run.schedule(run.setup.measured[i:i + chunk])
+    return [run.result() for run in runs]
+
+
+@dataclass
+class _BenchRun:
+    """One in-memory bench run: the workload set up and its measured pods scheduled in as many
+    calls to :meth:`schedule` as wanted (the time is the sum of those calls)."""
+
+    workload: str
+    num_nodes: int
+    setup: Setup
+    cache: Cache
+    objects: MemoryObjects
+    sched: Scheduler
+    latencies: list[float] = field(default_factory=list)
+    placed: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @classmethod
+    def prepare(cls, workload: str, num_nodes: int | None, num_pods: int | None, init_pods: int | None, seed: int,
+                features: Features | None) -> _BenchRun:
+        w = WORKLOADS.get(workload)
+        if w is None:
+            raise KubeschedError(f"unknown workload {workload!r}: want one of {', '.join(WORKLOADS)}")
+        num_nodes = w.nodes if num_nodes is None else num_nodes
+        num_pods = w.pods if num_pods is None else num_pods
+        num_init = w.init_pods if init_pods is None else init_pods
+        if num_nodes < 1 or num_pods < 0 or num_init < 0:
+            raise KubeschedError(f"want at least one node and no negative pod count, got nodes={num_nodes} "
+                                 f"pods={num_pods} init pods={num_init}")
+        features = features if features is not None else DEFAULT_FEATURES
+        setup = w.setup(num_nodes, num_pods, num_init)
+        if setup.unschedulable and workload == "unschedulable":
+            message = oversize_message(num_nodes, features)
+            setup = dataclasses.replace(setup, unschedulable={k: message for k in setup.unschedulable})
+        cache = Cache(num_nodes)
+        cache.add_nodes(setup.nodes)
+        for p in setup.running:
+            cache.add_pod(p)
+        nominator = QueueNominator()
+        rng = random.Random(seed)
+        namespaces = [parse_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+                      for ns in ("default", *setup.namespaces)]
+        objects = MemoryObjects(pods=[*setup.running, *setup.measured], namespaces=namespaces,
+                                services=setup.services, workloads=setup.workloads,
+                                device_classes=setup.device_classes, resource_slices=setup.resource_slices,
+                                resource_claims=setup.resource_claims)
+        sched = default_scheduler(cache, objects, nominator, rng, features=features)
+        return cls(workload, num_nodes, setup, cache, objects, sched)
+
+    def schedule(self, pods: Sequence[Pod]) -> None:
+        sched, setup, problems, placed, latencies = self.sched, self.setup, self.problems, self.placed, self.latencies
+        clock = time.perf_counter
+        start = clock()
+        for pod in pods:
+            t0 = clock()
+            a = sched.schedule_one(pod)
+            latencies.append(clock() - t0)
+            if a.outcome == "Scheduled" and a.node is not None:
+                placed[pod.key] = a.node
+                if pod.key in setup.unschedulable and len(problems) < 5:
+                    problems.append(f"{pod.key} was bound to {a.node}: it fits nowhere")
+            elif pod.key in setup.unschedulable:
+                if a.message != setup.unschedulable[pod.key] and len(problems) < 5:
+                    problems.append(f"{pod.key}: {a.message!r}, want {setup.unschedulable[pod.key]!r}")
+            elif len(problems) < 5:
+                problems.append(f"{pod.key}: {a.message}")
+        self.elapsed += clock() - start
+
+    def result(self) -> BenchResult:
+        """The run's figures, after checking what it placed against the workload's rules."""
+        workload, num_nodes, setup, cache, objects = self.workload, self.num_nodes, self.setup, self.cache, self.objects
+        placed, problems, elapsed, latencies = self.placed, list(self.problems), self.elapsed, self.latencies
+        bound = len(placed)
+        if bound != len(setup.measured) - len(setup.unschedulable):
+            problems.append(f"{len(setup.measured) - len(setup.unschedulable) - bound} pods not bound")
+        t = cache.table
+        size = t.size
+        if (t.req_cpu[:size] > t.alloc_cpu[:size]).any() or (t.req_mem[:size] > t.alloc_mem[:size]).any() or (
+                t.pod_count[:size] > t.alloc_pods[:size]).any():
+            problems.append("a node is over capacity")
+        # Cross-check the table against the NodeInfos it mirrors.
+        for ni in cache.node_infos.values():
+            if ni.requested.milli_cpu != t.req_cpu[ni.index] or len(ni.pods) != t.pod_count[ni.index]:
+                problems.append(f"node table out of sync for {ni.name}")
+                break
+            if ni.requested.milli_cpu > ni.allocatable.milli_cpu or len(ni.pods) > ni.allocatable.allowed_pod_number:
+                problems.append(f"node {ni.name} is over capacity")
+                break
+        if setup.check is not None and placed:
+            problems.extend(setup.check(cache, placed))
+        if setup.resource_claims:
+            problems.extend(_claim_problems(objects, placed))
+        return BenchResult(workload, num_nodes, len(setup.measured), elapsed, latencies, bound, problems,
+                           len(setup.running))
 
 
 # ----------------------------------------------------------------------------- extender

@@ -165,3 +165,28 @@ def test_cli_bench_preemption_json_reports_the_victims() -> None:
     assert (data["workload"], data["nodes"], data["pods"], data["bound"], data["victims"]) == (
         "preemption", 12, 12, 12, 36)
     assert data["problems"] == []
+
+
+def test_versus_schedules_both_releases_side_by_side_exactly_as_separate_runs_place() -> None:
+    """bench --versus: both runs interleaved in chunks place every pod exactly where a run of
+    its own would (the chunks change the timing, never the decisions)."""
+    from kubesched.bench import _BenchRun, run_bench_versus
+    from kubesched.features import FEATURES_1_36
+    mine, theirs = run_bench_versus("spread", (FEATURES_1_36, FEATURES_1_30), 40, 60, init_pods=40, chunk=7)
+    assert mine.ok and theirs.ok and mine.bound == theirs.bound == 60
+    side = [_BenchRun.prepare("spread", 40, 60, 40, 1, f) for f in (FEATURES_1_36, FEATURES_1_30)]
+    for i in range(0, 60, 7):
+        for run in side:
+            run.schedule(run.setup.measured[i:i + 7])
+    for features, interleaved in zip((FEATURES_1_36, FEATURES_1_30), side, strict=True):
+        alone = _BenchRun.prepare("spread", 40, 60, 40, 1, features)
+        alone.schedule(alone.setup.measured)
+        assert interleaved.placed == alone.placed and len(alone.placed) == 60
+    r = CliRunner().invoke(main, ["bench", "--workload", "basic", "--nodes", "30", "--pods", "40", "--versus", "1.30",
+                                  "-o", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["bound"] == data["versus"]["bound"] == 40 and data["ratio"] > 0
+    assert data["versus"]["semantics"]["kubeVersion"] == "1.30"
+    r = CliRunner().invoke(main, ["bench", "--workload", "preemption", "--versus", "1.30"])
+    assert r.exit_code == 2 and "--versus compares in-memory workloads" in r.output

@@ -493,11 +493,17 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str, console: 
                    "twice, scheduler RSS flat (default 200 nodes, 100000 arrivals).")
 @click.option("--live", "live", is_flag=True, help="Same as --workload live.")
 @click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--versus", "versus", metavar="VERSION", default=None,
+              help="Also run the workload as kube-scheduler VERSION decides (e.g. 1.30), set up side by side and "
+                   "scheduled in alternating chunks of 50 pods, so that the machine's drifting speed weighs on "
+                   "both alike; prints both and their ratio. In-memory workloads (basic, affinity, antiaffinity, "
+                   "spread, daemonset, unschedulable, mixed, dra).")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
 @version_options
 @_guard
 def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str,
-          live: bool = False, kube_version: str | None = None, feature_gates: tuple[str, ...] = ()) -> None:
+          live: bool = False, kube_version: str | None = None, feature_gates: tuple[str, ...] = (),
+          versus: str | None = None) -> None:
     """Scheduling throughput on a scheduler_perf-shaped workload, in memory (or, with --live,
     through a local API server); exits 2 when a pod was not bound or placed against the
     workload's rule."""
@@ -512,6 +518,26 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
 
     features = features_option(kube_version, feature_gates)
     res: Any
+    if versus is not None:
+        from kubesched.bench import WORKLOADS, run_bench_versus
+        if live or workload not in WORKLOADS:
+            raise click.UsageError(f"--versus compares in-memory workloads ({', '.join(WORKLOADS)}), "
+                                   f"not {'live' if live else workload}")
+        other = features_option(versus, feature_gates)
+        mine, theirs = run_bench_versus(workload, (features, other), nodes, pods, init_pods=init_pods, seed=seed)
+        ratio = mine.pods_per_second / theirs.pods_per_second if theirs.pods_per_second else 0.0
+        if output == "json":
+            click.echo(json.dumps({"semantics": semantics(features), **mine.as_dict(),
+                                   "versus": {"semantics": semantics(other), **theirs.as_dict()},
+                                   "ratio": round(ratio, 3)}, indent=1))
+        else:
+            click.echo(f"decided as {features.oracle}: {mine.summary()}")
+            click.echo(f"decided as {other.oracle}: {theirs.summary()}")
+            click.echo(f"ratio {features.version} / {other.version}: {ratio:.3f} (pods/s, interleaved)")
+        problems = mine.problems + theirs.problems
+        if problems:
+            _fail("benchmark result is invalid: " + "; ".join(problems))
+        return
     if live or workload == "live":
         from kubesched.bench_live import DEFAULT_NODES, DEFAULT_PODS, run_live_bench
 
