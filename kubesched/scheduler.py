@@ -94,7 +94,15 @@ class Diagnosis:
         if self._deferred:
             d = self._node_to_status
             for names, statuses in self._deferred:
-                d.update(zip(names.tolist(), statuses.tolist(), strict=True))
+                if isinstance(statuses, Status):
+                    # defer_absent: every node of the list without a status, but the kept ones.
+                    nodes, kept = names
+                    for ni in nodes:
+                        name = ni.name
+                        if name not in d and name not in kept:
+                            d[name] = statuses
+                else:
+                    d.update(zip(names.tolist(), statuses.tolist(), strict=True))
             self._deferred = []
         return self._node_to_status
 
@@ -108,8 +116,15 @@ class Diagnosis:
         if len(names):
             self._deferred.append((names, statuses))
 
+    def defer_absent(self, nodes: Sequence[NodeInfo], kept: set[str], status: Status) -> None:
+        """NodeToStatus.SetAbsentNodesStatus, as upstream in O(1): ``status`` for every node of
+        ``nodes`` (a copy is kept) not in ``kept`` that has no status when the map is read."""
+        self._deferred.append(((list(nodes), kept), status))
+
     def status_count(self) -> int:
         """``len(node_to_status)``, without building it when that is not needed."""
+        if any(isinstance(statuses, Status) for _, statuses in self._deferred):
+            return len(self.node_to_status)
         if self._deferred and self._node_to_status:
             return len(self.node_to_status)
         return len(self._node_to_status) + sum(len(names) for names, _ in self._deferred)
@@ -770,11 +785,9 @@ class Scheduler:
             # statuses are not in NodeToStatus.Len(): added after the start index moved.
             absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                             (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins_with_nodes))}]",))
-            kept = {ni.name for ni in nodes}
-            statuses = diagnosis.node_to_status
-            for ni in all_nodes:
-                if ni.name not in kept and ni.name not in statuses:
-                    statuses[ni.name] = absent
+            # Set when the map is read (a scheduled DaemonSet pod's thousands of other nodes
+            # cost nothing unless someone looks).
+            diagnosis.defer_absent(all_nodes, {ni.name for ni in nodes}, absent)
         after = self.find_nodes_that_pass_extenders(pod, feasible, attempt)
         if len(after) != len(feasible):
             # Extenders have no queueing hints: any cluster event may requeue the pod.
