@@ -118,8 +118,9 @@ class Diagnosis:
 
     def defer_absent(self, nodes: Sequence[NodeInfo], kept: set[str], status: Status) -> None:
         """NodeToStatus.SetAbsentNodesStatus, as upstream in O(1): ``status`` for every node of
-        ``nodes`` (a copy is kept) not in ``kept`` that has no status when the map is read."""
-        self._deferred.append(((list(nodes), kept), status))
+        ``nodes`` not in ``kept`` that has no status when the map is read. ``nodes`` is kept as
+        it is: a list nobody changes (the cache's node list is replaced, never edited)."""
+        self._deferred.append(((nodes, kept), status))
 
     def status_count(self) -> int:
         """``len(node_to_status)``, without building it when that is not needed."""
