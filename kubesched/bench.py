@@ -598,6 +598,14 @@ def run_bench(workload: str, num_nodes: int | None = None, num_pods: int | None 
     return run.result()
 
 
+def _table_over_capacity(cache: Cache) -> bool:
+    """Some row of the node table requests more cpu, memory or pods than it allows."""
+    t = cache.table
+    size = t.size
+    return bool((t.req_cpu[:size] > t.alloc_cpu[:size]).any() or (t.req_mem[:size] > t.alloc_mem[:size]).any()
+                or (t.pod_count[:size] > t.alloc_pods[:size]).any())
+
+
 def run_bench_versus(workload: str, features: Sequence[Features], num_nodes: int | None = None,
                      num_pods: int | None = None, *, init_pods: int | None = None, seed: int = 1,
                      chunk: int = 50) -> list[BenchResult]:
@@ -687,9 +695,7 @@ class _BenchRun:
         if bound != len(setup.measured) - len(setup.unschedulable):
             problems.append(f"{len(setup.measured) - len(setup.unschedulable) - bound} pods not bound")
         t = cache.table
-        size = t.size
-        if (t.req_cpu[:size] > t.alloc_cpu[:size]).any() or (t.req_mem[:size] > t.alloc_mem[:size]).any() or (
-                t.pod_count[:size] > t.alloc_pods[:size]).any():
+        if _table_over_capacity(cache):
             problems.append("a node is over capacity")
         # Cross-check the table against the NodeInfos it mirrors.
         for ni in cache.node_infos.values():
@@ -1073,10 +1079,7 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
             problems.append(f"{evicted} PDB-protected pods evicted, want {want} (3 per preemptor beyond the "
                             f"{unprotected} unprotected nodes)")
     cache = sim.cache
-    t = cache.table
-    size = t.size
-    if (t.req_cpu[:size] > t.alloc_cpu[:size]).any() or (t.req_mem[:size] > t.alloc_mem[:size]).any() or (
-            t.pod_count[:size] > t.alloc_pods[:size]).any():
+    if _table_over_capacity(cache):
         problems.append("a node is over capacity")
     for ni in cache.node_infos.values():
         if ni.requested.milli_cpu > ni.allocatable.milli_cpu or ni.requested.memory > ni.allocatable.memory \

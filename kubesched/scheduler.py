@@ -363,6 +363,20 @@ class Scheduler:
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.profiles.get(pod.scheduler_name)
 
+    def start_attempt(self, pod: Pod) -> Attempt:
+        """A new attempt for ``pod`` with its profile's framework and a fresh CycleState (with
+        PodsToActivate), or failed with an Error when no profile has its schedulerName."""
+        attempt = Attempt(pod)
+        fwk = self.framework_for(pod)
+        if fwk is None:
+            attempt.outcome = "Error"
+            attempt.error = attempt.message = f"profile not found for scheduler name {pod.scheduler_name!r}"
+            return attempt
+        state = CycleState()
+        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
+        attempt.framework, attempt.state = fwk, state
+        return attempt
+
     def num_feasible_nodes_to_find(self, fwk: Framework, num_all_nodes: int) -> int:
         """numFeasibleNodesToFind: all nodes below 100, else an adaptive percentage."""
         if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
@@ -899,16 +913,10 @@ class Scheduler:
         """schedulingCycle: schedulePod, then PostFilter on failure, or assume + Reserve +
         Permit on success. Outcomes: Unschedulable / Error (failed), Assumed (ready for the
         binding cycle) or Waiting (held at Permit)."""
-        attempt = Attempt(pod)
-        fwk = self.framework_for(pod)
-        if fwk is None:
-            attempt.outcome = "Error"
-            attempt.error = attempt.message = f"profile not found for scheduler name {pod.scheduler_name!r}"
+        attempt = self.start_attempt(pod)
+        fwk, state = attempt.framework, attempt.state
+        if fwk is None or state is None:
             return attempt
-        state = CycleState()
-        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
-        attempt.framework = fwk
-        attempt.state = state
         self.victims = []
         try:
             chosen = self.schedule_pod(fwk, state, pod, attempt)

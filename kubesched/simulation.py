@@ -358,6 +358,18 @@ class Simulator:
     def now(self, value: float) -> None:
         self._time = value
 
+    def wait_out(self, waiting: list[Attempt]) -> None:
+        """Advance the clock from one Permit deadline to the next until every pod in
+        ``waiting`` is decided and through its binding cycle (a Permit wait is at most 15
+        minutes)."""
+        while waiting:
+            deadlines = [d for fwk in self.profiles.values()
+                         if (d := fwk.handle.waiting_pods.next_deadline()) is not None]
+            if not deadlines:
+                break
+            self._time = max(self._time, min(deadlines))
+            self.finish_waiting(waiting)
+
     def finish_waiting(self, waiting: list[Attempt]) -> None:
         """Fire the Permit timers due at the current time, then run the binding cycle of every
         waiting pod that was allowed or rejected (one binding cycle may decide others: an
@@ -428,13 +440,7 @@ class Simulator:
                 number += 1
         # Pods still held at Permit once every pod was attempted: time runs on to the next
         # deadline until each is decided (a Permit wait is at most 15 minutes).
-        while waiting:
-            deadlines = [d for fwk in self.profiles.values()
-                         if (d := fwk.handle.waiting_pods.next_deadline()) is not None]
-            if not deadlines:
-                break
-            self._time = max(self._time, min(deadlines))
-            self.finish_waiting(waiting)
+        self.wait_out(waiting)
         for p in self.objs.pods:
             if p.uid in self.deleted:
                 result.deleted.append(p.key)

@@ -16,32 +16,22 @@ pass: none is xfail.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from corpora import CORPUS, SHARED, conformance_checker
 
 from kubesched.config import load_config
 from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features
 from kubesched.objects import load_manifests
 from kubesched.simulation import Simulator
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CORPUS = SHARED / "conformance"
 CORPUS3_ARCHIVE = SHARED / "conformance3" / "corpus.tar.xz"
 CORPUS4_ARCHIVE = SHARED / "conformance4" / "corpus.tar.xz"
 CORPUS1_136_ARCHIVE = SHARED / "conformance4" / "corpus1-expected-1.36.tar.xz"
-
-
-def _checker() -> Any:
-    spec = importlib.util.spec_from_file_location("conformance_check", CORPUS / "check.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _scenarios() -> list[Any]:
@@ -87,7 +77,7 @@ def corpus1_136(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run_and_compare(corpus: Path, name: str, features: Features = FEATURES_1_30, expected: Path | None = None) -> None:
-    check = _checker()
+    check = conformance_checker()
     config_file = corpus / "configs" / f"{name}.yaml"
     config = load_config(config_file, features=features) if config_file.exists() else None
     # --deterministic reads the scenario as written: no controller expansion.

@@ -155,13 +155,16 @@ def configure_logging(verbosity: int, logging_format: str = "text") -> None:
     redact_credentials_in_logs()
 
 
-def _install_signal_handlers(stop: threading.Event) -> Callable[[], None]:
-    """SIGTERM / SIGINT set ``stop``; returns what puts the previous handlers back."""
+def install_stop_signals(stop: threading.Event, on_signal: Callable[[], None] | None = None) -> Callable[[], None]:
+    """SIGTERM / SIGINT call ``on_signal`` and set ``stop``; returns what puts the previous
+    handlers back (nothing is installed off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None  # signals can only be handled on the main thread (tests run us elsewhere)
 
     def handler(signum: int, frame: Any) -> None:
         log.info("received signal %d: stopping", signum)
+        if on_signal is not None:
+            on_signal()
         stop.set()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -187,7 +190,7 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
         api = ApiClient.for_client_connection(cfg.client_connection, kubeconfig=options.kubeconfig,
                                               master=options.master)
     warn_on_version_skew(api, features)
-    restore_signals = _install_signal_handlers(stop)
+    restore_signals = install_stop_signals(stop)
     metrics = SchedulerMetrics()
     metrics.disable(serving.disabled_metrics)
     checks = HealthChecks()

@@ -29,7 +29,6 @@ import dataclasses
 import json
 import logging
 import random
-import signal
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -62,7 +61,8 @@ from kubesched.config import KubeSchedulerConfiguration, default_configuration, 
 from kubesched.errors import ConfigError, KubeschedError
 from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
 from kubesched.features import Features, features_for
-from kubesched.framework import PODS_TO_ACTIVATE_KEY, CycleState, PodInfo, PodsToActivate
+from kubesched.framework import PodInfo
+from kubesched.live.command import install_stop_signals
 from kubesched.live.flags import ServingOptions
 from kubesched.live.runner import LiveCache
 from kubesched.live.serving import HealthChecks, build_app, exposed_without_created, start_serving
@@ -415,15 +415,10 @@ class ShadowMonitor:
         """schedulingCycle's schedulePod for ``pod`` on the current view, and on a FitError
         its PostFilter (a dry run) and the FitError message the condition would carry (whole,
         not truncated as the event's). Nothing is assumed, reserved or bound. Under the lock."""
-        attempt = Attempt(pod)
-        fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None:
-            attempt.outcome = "Error"
-            attempt.error = attempt.message = f"profile not found for scheduler name {pod.scheduler_name!r}"
+        attempt = self.scheduler.start_attempt(pod)
+        fwk, state = attempt.framework, attempt.state
+        if fwk is None or state is None:
             return attempt
-        state = CycleState()
-        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
-        attempt.framework, attempt.state = fwk, state
         try:
             chosen = self.scheduler.schedule_pod(fwk, state, pod, attempt)
         except (ScheduleError, KubeschedError) as e:
@@ -590,25 +585,6 @@ class ShadowOptions:
     feature_gates: tuple[str, ...] = ()
 
 
-def install_stop_signals(stop: threading.Event, on_signal: Callable[[], None] | None = None) -> Callable[[], None]:
-    """SIGTERM / SIGINT call ``on_signal`` and set ``stop``; returns what puts the previous
-    handlers back (nothing is installed off the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def handler(signum: int, frame: Any) -> None:
-        log.info("received signal %d: stopping", signum)
-        if on_signal is not None:
-            on_signal()
-        stop.set()
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
-
-    def restore() -> None:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-    return restore
 
 
 def run_shadow(options: ShadowOptions, serving: ServingOptions, registry: Mapping[str, Factory] | None = None, *,
@@ -671,4 +647,4 @@ def run_shadow(options: ShadowOptions, serving: ServingOptions, registry: Mappin
 
 
 __all__ = ["AGREED", "DISAGREED", "RESULTS", "SHADOW_API_CALLS", "TIED", "ReadOnlyApiClient", "ShadowMetrics", "ShadowMonitor",
-           "ShadowOptions", "ShadowTally", "Verdict", "install_stop_signals", "run_shadow", "top_nodes"]
+           "ShadowOptions", "ShadowTally", "Verdict", "run_shadow", "top_nodes"]

@@ -910,12 +910,7 @@ def schedule_pending(sim: Simulator, objs: ClusterObjects) -> tuple[SimulationRe
                 failed.add(signature)
             else:
                 failed.clear()
-        while waiting:
-            deadlines = [d for fwk in sim.profiles.values() if (d := fwk.handle.waiting_pods.next_deadline()) is not None]
-            if not deadlines:
-                break
-            sim.now = max(sim.now, min(deadlines))
-            sim.finish_waiting(waiting)
+        sim.wait_out(waiting)
     finally:
         sim.close()
     for p in objs.pods:

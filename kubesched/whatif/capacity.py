@@ -671,12 +671,7 @@ class _Run:
         sim = self.sim
         waiting = [attempt]
         sim.finish_waiting(waiting)
-        while waiting:
-            deadlines = [d for fwk in sim.profiles.values() if (d := fwk.handle.waiting_pods.next_deadline()) is not None]
-            if not deadlines:
-                break
-            sim.now = max(sim.now, min(deadlines))
-            sim.finish_waiting(waiting)
+        sim.wait_out(waiting)
 
     def result(self) -> CapacityResult:
         stop: StopReason | None = None

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import tarfile
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpora import conformance_checker
 
 from kubesched.cluster.live import ApiClient, ClusterConfig
 from kubesched.cluster.snapshot import (
@@ -105,14 +105,6 @@ def corpus3(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _checker() -> Any:
-    spec = importlib.util.spec_from_file_location("conformance_check", CORPUS / "check.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _same_decisions(api: LocalApiServer, corpus: Path, name: str) -> None:
     """The cluster the scenario's manifests make, read back through the API, decides as the
     real kube-scheduler did on those manifests: the corpus's expected trace, every field the
@@ -126,7 +118,7 @@ def _same_decisions(api: LocalApiServer, corpus: Path, name: str) -> None:
     snap = snapshot_of(api, features, page_size=100)  # large clusters' pods come in several pages
     from_api = load_manifests([snap.inputs()], controllers="none", features=features)
     got = json.loads(json.dumps(Simulator(from_api, config, deterministic=True, features=features).run().trace()))
-    check = _checker()
+    check = conformance_checker()
     expected = json.loads((corpus / "expected" / f"{name}.json").read_text())
     diff = check.compare(expected, got, check.FIELDS)
     assert diff is None, f"{diff[0]}: {diff[1]}"
