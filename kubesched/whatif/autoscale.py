@@ -93,7 +93,7 @@ import numpy as np
 
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
 from kubesched.errors import KubeschedError
-from kubesched.framework import PODS_TO_ACTIVATE_KEY, CycleState, PodInfo, PodsToActivate, Status
+from kubesched.framework import PodInfo, Status
 from kubesched.objects import ClusterObjects, Node, Pod
 from kubesched.objects.parse import parse_node
 from kubesched.objects.workloads import object_uid
@@ -103,6 +103,7 @@ from kubesched.simulation import MAX_ATTEMPTS, SimulationResult, Simulator
 from kubesched.whatif._autoscale_expanders import EXPANDERS, GPU_RESOURCE, RANDOM, Choice, Option, choose
 from kubesched.whatif.capacity import without_preemption
 from kubesched.whatif.nodegroups import NodeGroup, group_of_nodes
+from kubesched.whatif.pack import new_cycle_state
 
 # core/scaleup/orchestrator/skippedreasons.go: MaxLimitReachedReason.
 MAX_LIMIT_REACHED = "max node group size reached"
@@ -142,12 +143,6 @@ _REPLICATED_KINDS = frozenset(("ReplicationController", "Job", "ReplicaSet", "St
 
 
 # ============================================================================ the snapshot
-def _new_state() -> CycleState:
-    state = CycleState()
-    state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
-    return state
-
-
 class Snapshot:
     """cluster-autoscaler's ClusterSnapshot over a Simulator's cache: nodes and pods added and
     removed with an undo log (``fork`` / ``revert`` / ``commit``), and the predicate checks of
@@ -225,7 +220,7 @@ class Snapshot:
         ni = self.sim.cache.snapshot.get(node)
         if ni is None or ni.node is None:
             return Status.unresolvable(f"node {node} not found")
-        state = _new_state()
+        state = new_cycle_state()
         pre, s, _ = fwk.run_pre_filter_plugins(state, pod)
         if s is not None and not s.is_success():
             return s
@@ -244,7 +239,7 @@ class Snapshot:
         fwk = self.sim.profiles.get(pod.scheduler_name)
         if fwk is None:
             return None
-        state = _new_state()
+        state = new_cycle_state()
         pre, s, _ = fwk.run_pre_filter_plugins(state, pod)
         if s is not None and not s.is_success():
             return None

@@ -1007,7 +1007,8 @@ def solve_problem(problem: PackProblem, *, time_limit: float = DEFAULT_TIME_LIMI
 
 
 # ============================================================================ the cluster
-def _new_state() -> CycleState:
+def new_cycle_state() -> CycleState:
+    """A scheduling cycle's fresh CycleState, with PodsToActivate as every cycle has."""
     state = CycleState()
     state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
     return state
@@ -1024,7 +1025,7 @@ def place(sim: Simulator, pod: Pod, node: str) -> Status | None:
     ni = sim.cache.snapshot.get(node)
     if ni is None or ni.node is None:
         return Status.unresolvable(f"node {node} not found")
-    state = _new_state()
+    state = new_cycle_state()
     pre, s, _ = fwk.run_pre_filter_plugins(state, pod)
     if s is not None and not s.is_success():
         return s
@@ -1077,7 +1078,7 @@ def _feasible_row(sim: Simulator, pod: Pod, rows: IntArray) -> tuple[BoolArray, 
     DynamicResources keeps the allocation it found on each node)."""
     fwk = sim.profiles[pod.scheduler_name]
     infos = sim.cache.snapshot.list()
-    state = _new_state()
+    state = new_cycle_state()
     pre, s, _ = fwk.run_pre_filter_plugins(state, pod)
     if s is not None and not s.is_success():
         if not s.is_rejected():
@@ -1104,7 +1105,7 @@ def _rejection_message(sim: Simulator, pod: Pod, pre_status: Status | None) -> s
     if pre_status is not None:
         return fit_error_message(len(infos), {}, pre_status.message)
     fwk = sim.profiles[pod.scheduler_name]
-    state = _new_state()
+    state = new_cycle_state()
     fwk.run_pre_filter_plugins(state, pod)
     statuses = {ni.name: fwk.run_filter_plugins(state, pod, ni) for ni in infos}
     return fit_error_message(len(infos), {n: s for n, s in statuses.items() if s is not None})
