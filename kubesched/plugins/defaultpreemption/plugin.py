@@ -39,6 +39,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -292,6 +293,11 @@ class DefaultPreemption:
         self._pdbs_version = 0
         self._names_of: tuple[Sequence[NodeInfo], list[str], IntArray | None] | None = None
         self._usage_cache = UsageCache()
+        # False: the dry run looks every node up one by one (tests compare both walks).
+        self.cross_cache = True
+        # Per (table, plan, preemptor priority, PDBs): every row's outcome (_RowOutcomes).
+        self._row_outcomes: dict[tuple[int, int, int, int], _RowOutcomes] = {}
+        self._nominated: dict[tuple[int, int], _NominatedTotals] = {}
         # SchedulerAsyncPreemption (1.36): victims are deleted after the scheduling cycle
         # (Executor.prepareCandidateAsync); meanwhile PreEnqueue holds the preemptor.
         features = handle.features if handle is not None else DEFAULT_FEATURES
@@ -483,6 +489,9 @@ class DefaultPreemption:
         n = len(potential_nodes)
         if names is None:
             names = [ni.name for ni in potential_nodes]
+        if plan is not None and rows is not None and self.cross_cache and n:
+            return self._dry_run_rows(plan, state, pod, potential_nodes, names, rows, pdbs, offset, num_candidates,
+                                      now)
         if plan is not None:
             node_only_ok = self._node_only_batch(plan, state, pod, potential_nodes, rows)
             plan_id = self._plan_id(plan)
@@ -541,6 +550,134 @@ class DefaultPreemption:
                 errors.append(status)
             node_statuses[name] = status
         return non_violating + violating, node_statuses, errors
+
+    def _dry_run_rows(self, plan: FilterPlan, state: CycleState, pod: Pod, potential_nodes: Sequence[NodeInfo],
+                      names: Sequence[str], rows: IntArray, pdbs: Sequence[PodDisruptionBudget], offset: int,
+                      num_candidates: int, now: float) -> tuple[list[Candidate], dict[str, Status], list[Status]]:
+        """The fast dry run over table rows, with the walk's bookkeeping as array arithmetic.
+
+        A node's outcome (a candidate with or without PDB violations, or its status) depends
+        on its pods and allocatable, the plan's resource checks, the preemptor's priority, the
+        PDBs and the summed usage of its nominated pods that count — and on nothing else when
+        its node-only filters pass (the batch verdict, re-read every cycle) and no pod on it
+        started after "now" (the memo's conditions). Such outcomes are kept per table row
+        (:class:`_RowOutcomes`, forgotten for the rows the table's change log names), so a
+        dry run looks up only the rows that changed; the stopping point (enough candidates,
+        one of them without violations) is found with cumulative counts, exactly where the
+        node-by-node walk of :meth:`dry_run_preemption` stops."""
+        n = len(potential_nodes)
+        table = self.handle.snapshot.table
+        plan_id = self._plan_id(plan)
+        prio = pod.priority
+        pdbs_id = self._pdbs_id(pdbs)
+        outcomes = self._outcomes_for(table, (id(table), plan_id, prio, pdbs_id))
+        order = np.arange(offset, offset + n, dtype=np.int64)
+        if offset:
+            order[order >= n] -= n
+        walk_rows = rows[order]
+        node_only_ok = self._node_only_batch(plan, state, pod, potential_nodes, rows)
+        ok = np.ones(n, np.bool_) if node_only_ok is None else np.asarray(node_only_ok, np.bool_)[order]
+        # Per row, the summed usage of its nominated pods that count (None: none); a kept
+        # outcome holds for the nominated usage it was found with.
+        walk_nominated = self._nominated_totals(plan, plan_id, pod, table)[walk_rows]
+        known = outcomes.valid[walk_rows] & ok & (outcomes.latest[walk_rows] < now)
+        known &= outcomes.nominated[walk_rows] == walk_nominated
+        kinds = np.where(known, outcomes.kind[walk_rows], _UNKNOWN)
+        results: np.ndarray = np.empty(n, object)
+        results[known] = outcomes.result[walk_rows[known]]
+        summaries = self._node_pods
+        # Walk: runs of known outcomes at once, the unknown nodes one by one.
+        unknown = np.flatnonzero(~known).tolist()
+        unknown.append(n)
+        nv = v = 0
+        stop = n
+        start = 0
+        for u in unknown:
+            if u > start:
+                seg = kinds[start:u]
+                is_nv = seg == _NON_VIOLATING
+                is_v = seg == _VIOLATING
+                cum_nv = np.minimum(np.cumsum(is_nv) + nv, num_candidates)
+                cum_v = np.minimum(np.cumsum(is_v) + v, num_candidates)
+                done = (is_nv | is_v) & (cum_nv >= 1) & (cum_nv + cum_v >= num_candidates)
+                if done.any():
+                    stop = start + int(np.argmax(done)) + 1
+                    break
+                nv, v = int(cum_nv[-1]), int(cum_v[-1])
+            if u == n:
+                break
+            # An unknown node: the per-node fast path, kept for later dry runs when it may be.
+            j = int(order[u])
+            node_info = potential_nodes[j]
+            summary = summaries.get(names[j])
+            if summary is None or summary.node_info is not node_info or summary.generation != node_info.generation:
+                summary = summaries[names[j]] = _NodePods(node_info)
+            row = int(walk_rows[u])
+            nominated = walk_nominated[u]
+            c, status = self._victims_fast(plan, plan_id, state, pod, node_info, summary, nominated, pdbs, pdbs_id,
+                                           now, bool(ok[u]))
+            if c is not None and c.victims.pods:
+                kind = _NON_VIOLATING if c.victims.num_pdb_violations == 0 else _VIOLATING
+                result: Candidate | Status = c
+            else:
+                if status is None or status.is_success():
+                    status = Status.as_error(f'expected at least one victim pod on node "{names[j]}"')
+                kind = _ERROR if status.code == Code.ERROR else _STATUS
+                result = status
+            kinds[u] = kind
+            results[u] = result
+            if ok[u] and summary.latest_start < now:
+                outcomes.put(row, kind, result, summary.latest_start, nominated)
+            start = u + 1
+            if kind == _NON_VIOLATING:
+                nv = min(nv + 1, num_candidates)
+            elif kind == _VIOLATING:
+                v = min(v + 1, num_candidates)
+            else:
+                continue
+            if nv >= 1 and nv + v >= num_candidates:
+                stop = u + 1
+                break
+        walked = kinds[:stop]
+        picked = results[:stop]
+        non_violating: list[Candidate] = picked[walked == _NON_VIOLATING][:num_candidates].tolist()
+        violating: list[Candidate] = picked[walked == _VIOLATING][:num_candidates].tolist()
+        failed = np.flatnonzero(walked <= _ERROR)
+        node_statuses: dict[str, Status] = dict(zip(table.name_array[walk_rows[failed]].tolist(),
+                                                    picked[failed].tolist(), strict=True))
+        errors: list[Status] = picked[walked == _ERROR].tolist()
+        return non_violating + violating, node_statuses, errors
+
+    def _nominated_totals(self, plan: FilterPlan, plan_id: int, pod: Pod, table: Any) -> np.ndarray:
+        """Per table row, the summed usage (the plan's layout) of the pods nominated to it with
+        priority >= the pod's, the pod itself excepted (None: no such pod) — what the node-by-node
+        walk sums per node, kept up to date from the nominator's change log."""
+        key = (plan_id, pod.priority)
+        totals = self._nominated.get(key)
+        if totals is None or totals.table is not table:
+            if len(self._nominated) >= _ROW_OUTCOMES_LIMIT:
+                self._nominated.clear()
+            totals = self._nominated[key] = _NominatedTotals(table, pod.priority, self._usage_cache.for_plan(plan))
+        nominator = self.handle.nominator
+        snapshot = self.handle.snapshot
+        out = totals.sync(nominator, snapshot)
+        mine = nominator.nominated_node(pod)
+        if mine:
+            # The pod's own nomination does not count for itself.
+            ni = snapshot.get(mine)
+            if ni is not None and ni.table is table:
+                out = out.copy()
+                out[ni.index] = totals.total(nominator.nominated_pods_for_node(mine), pod.uid)
+        return out
+
+    def _outcomes_for(self, table: object, key: tuple[int, int, int, int]) -> _RowOutcomes:
+        got = self._row_outcomes.get(key)
+        if got is None or got.table is not table:
+            if len(self._row_outcomes) >= _ROW_OUTCOMES_LIMIT:
+                self._row_outcomes.clear()
+            got = self._row_outcomes[key] = _RowOutcomes(table)
+        got.sync()
+        return got
 
     def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan | None:
         """The fast path's plan of this pod's Filter chain, or None (per-node path): from the
@@ -861,6 +998,106 @@ ResourceFailure = tuple[int, Status] | None
 #  pass; its victims may be empty))
 FastOutcome = tuple[ResourceFailure, ResourceFailure, "Candidate | None"]
 _PLAN_ID_LIMIT = 256
+# Outcome kinds of one node in a dry run (_RowOutcomes.kind): unknown (to be computed), a
+# status (Unschedulable...), an Error status, a candidate without / with PDB violations.
+_UNKNOWN, _STATUS, _ERROR, _NON_VIOLATING, _VIOLATING = -1, 0, 1, 2, 3
+_ROW_OUTCOMES_LIMIT = 16
+
+
+class _NominatedTotals:
+    """Per table row, the summed usage of the pods nominated to its node with priority >=
+    ``priority`` (None: none), for one plan's resource layout; re-summed only for the nodes
+    the nominator's change log names, and wholly when a node changed (rows may move)."""
+
+    __slots__ = ("table", "priority", "usage", "position", "node_version", "totals")
+
+    def __init__(self, table: Any, priority: int, usage: Any) -> None:
+        self.table = table
+        self.priority = priority
+        self.usage = usage
+        self.position = -1
+        self.node_version = -1
+        self.totals: np.ndarray = np.empty(0, object)
+
+    def total(self, pod_infos: Sequence[PodInfo], skip_uid: str = "") -> tuple[int, ...] | None:
+        usage, priority = self.usage, self.priority
+        out: tuple[int, ...] | None = None
+        for pi in pod_infos:
+            p = pi.pod
+            if p.priority >= priority and p.uid != skip_uid:
+                u = usage(p)
+                out = u if out is None else tuple(map(operator.add, out, u))
+        return out
+
+    def sync(self, nominator: Any, snapshot: Any) -> np.ndarray:
+        table = self.table
+        position_of = getattr(nominator, "change_position", None)
+        position = position_of() if callable(position_of) else -1
+        changed: list[str] | None = None
+        if position >= 0 and self.position >= 0 and table.node_version == self.node_version:
+            if position == self.position:
+                return self.totals
+            changed = nominator.nodes_changed_since(self.position)
+        if changed is None:
+            totals = self.totals = np.empty(table.capacity, object)
+            items: Sequence[tuple[str, Sequence[PodInfo]]] = nominator.nominated_items()
+        else:
+            totals = self.totals
+            items = [(name, nominator.nominated_pods_for_node(name)) for name in dict.fromkeys(changed)]
+        for name, pod_infos in items:
+            ni = snapshot.get(name) if name else None
+            if ni is not None and ni.table is table:
+                totals[ni.index] = self.total(pod_infos)
+        self.position = position
+        self.node_version = table.node_version
+        return totals
+
+
+class _RowOutcomes:
+    """The dry-run outcome of every table row for one (plan, preemptor priority, PDBs): its
+    kind, the Candidate or Status, the latest start time of its pods and the nominated usage
+    it was found with; valid until the table's change log names the row (its pods or node
+    changed)."""
+
+    __slots__ = ("table", "position", "valid", "kind", "result", "latest", "nominated")
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self.position = table.log_position
+        size = table.capacity
+        self.valid = np.zeros(size, np.bool_)
+        self.kind = np.full(size, _UNKNOWN, np.int8)
+        self.result: np.ndarray = np.empty(size, object)
+        self.latest = np.zeros(size, np.float64)
+        self.nominated: np.ndarray = np.empty(size, object)
+
+    def sync(self) -> None:
+        """Forget the rows changed since the last look (all of them past the log's reach)."""
+        table = self.table
+        if len(self.valid) < table.capacity:
+            grow = table.capacity - len(self.valid)
+            self.valid = np.concatenate((self.valid, np.zeros(grow, np.bool_)))
+            self.kind = np.concatenate((self.kind, np.full(grow, _UNKNOWN, np.int8)))
+            self.result = np.concatenate((self.result, np.empty(grow, object)))
+            self.latest = np.concatenate((self.latest, np.zeros(grow, np.float64)))
+            self.nominated = np.concatenate((self.nominated, np.empty(grow, object)))
+        position = table.log_position
+        if position == self.position:
+            return
+        changed = table.changed_since(self.position)
+        if changed is None:
+            self.valid[:] = False
+        elif changed:
+            self.valid[np.asarray(changed, np.int64)] = False
+        self.position = position
+
+    def put(self, row: int, kind: int, result: Candidate | Status, latest: float,
+            nominated: tuple[int, ...] | None) -> None:
+        self.valid[row] = True
+        self.kind[row] = kind
+        self.result[row] = result
+        self.latest[row] = latest
+        self.nominated[row] = nominated
 
 
 def _start_or_last(pi: PodInfo) -> tuple[int, float]:

@@ -264,6 +264,56 @@ def test_scheduler_filters_nodes_with_nominated_pods_like_the_per_node_path(seed
         n: status_key(s) for n, s in want.items() if status_key(s) is not None}
 
 
+def dry_run_rows(case: Case, offset: int, num: int, cross: bool) -> tuple[Any, ...]:
+    """The dry run as find_candidates calls it: over the snapshot's nodes with their table
+    rows, the outcomes kept per row (``cross``) or looked up node by node."""
+    pl = case.env.pl
+    nodes = case.env.nodes()
+    rows = np.array([ni.index for ni in nodes], np.int64)
+    pl.cross_cache = cross
+    try:
+        candidates, statuses, errors = pl.dry_run_preemption(case.state, case.pod, nodes, case.env.pdbs, offset, num,
+                                                             case.now, [ni.name for ni in nodes], rows)
+    finally:
+        pl.cross_cache = True
+    return (candidates_key(candidates), [(n, status_key(s)) for n, s in statuses.items()],
+            [status_key(s) for s in errors])
+
+
+@pytest.mark.parametrize("seed", range(200), ids=lambda s: f"random cluster {s}: outcomes kept per table row give the "
+                                                           "node-by-node dry run, as pods come and go")
+def test_dry_run_over_rows_equals_the_node_by_node_walk(seed: int) -> None:
+    case = random_case(seed)
+    rng = random.Random(seed + 7)
+    cache = case.env.handle.cache
+    names = [ni.name for ni in case.env.nodes()]
+    for step in range(8):
+        n = len(names)
+        offset, num = rng.randrange(n), rng.randint(1, n)
+        got = dry_run_rows(case, offset, num, True)
+        assert got == dry_run_rows(case, offset, num, False)
+        # Again, from the kept outcomes.
+        assert dry_run_rows(case, offset, num, True) == got
+        # The cluster changes: a pod goes, a pod comes (the table's change log tells).
+        on_nodes = [pi.pod for ni in case.env.nodes() for pi in ni.pods]
+        if on_nodes and rng.random() < 0.6:
+            cache.remove_pod(rng.choice(on_nodes))
+        if rng.random() < 0.6:
+            cache.add_pod(random_pod(rng, f"late-{step}", rng.choice(PRIORITIES), on=rng.choice(names)))
+        # ... and nominations come, move and go (the nominator's change log tells).
+        nominator = case.env.handle.nominator
+        if rng.random() < 0.5:
+            nominee = random_pod(rng, f"nominee-late-{step}", rng.choice((0, 5, 10, 15, 100)), nominated=True)
+            nominator.add(PodInfo(nominee), rng.choice(names))
+        nominated = [pi.pod for _, pis in nominator.nominated_items() for pi in pis]
+        if nominated and rng.random() < 0.4:
+            nominator.delete(rng.choice(nominated))
+        if nominated and rng.random() < 0.3:
+            nominator.add(PodInfo(rng.choice(nominated)), rng.choice(names))
+        if rng.random() < 0.15:
+            nominator.add(PodInfo(case.pod), rng.choice(names))
+
+
 def _requests(cpu: int, memory: int, gpu: int | None) -> dict[str, str]:
     r = {"cpu": f"{cpu}m", "memory": str(memory)} if cpu >= 0 else {}
     if gpu is not None:
