@@ -216,36 +216,64 @@ def _might_help(nodes: Sequence[NodeInfo], names: Sequence[str], statuses: Mappi
     return [nodes[i] for i in positions], [names[i] for i in positions], positions, not_helpful
 
 
-def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], order: Sequence[str], now: float) -> str:
+def pick_one_node_for_preemption(nodes_to_victims: Mapping[str, Victims], order: Sequence[str], now: float,
+                                 ranks: dict[int, tuple[Victims, VictimsRank]] | None = None) -> str:
     """pickOneNodeForPreemption with the default score functions, in precedence order; each
     keeps the nodes with the highest score, stopping as soon as one node remains:
 
     1. fewest PDB violations; 2. lowest priority of the most important victim; 3. smallest
     sum of (priority + 2^31) over the victims; 4. fewest victims; 5. latest earliest start
     time among the highest-priority victims. A remaining tie goes to the first of ``order``.
-    """
+
+    Keeping the best of each score in turn is taking the lexicographic maximum of the five
+    (the first one of ``order`` among equals); the first four and the start times of the
+    fifth depend on the victims alone, so they are computed once per Victims (``ranks``: a
+    cache by id, holding the Victims alive) and only "now" is applied per call."""
     if not nodes_to_victims:
         return ""
-    candidates = [(n, nodes_to_victims[n]) for n in order if n in nodes_to_victims]
-    if candidates:
-        for criterion in range(5):
-            if criterion == 0:  # fewest PDB violations
-                scores: list[float] = [-v.num_pdb_violations for _, v in candidates]
-            elif criterion == 1:  # lowest priority of the most important victim
-                scores = [-v.pods[0].priority for _, v in candidates]
-            elif criterion == 2:
-                # Smallest sum of priorities; MaxInt32+1 makes every term >= 0, so fewer pods of
-                # negative priority never win by having a "smaller" negative sum.
-                scores = [-(sum([p.priority for p in v.pods]) + (_MAX_INT32 + 1) * len(v.pods)) for _, v in candidates]
-            elif criterion == 3:  # fewest victims
-                scores = [-len(v.pods) for _, v in candidates]
-            else:  # latest earliest start time among the highest-priority victims
-                scores = [-math.inf if (e := earliest_pod_start_time(v, now)) is None else e for _, v in candidates]
-            best = max(scores)
-            candidates = [c for c, score in zip(candidates, scores, strict=True) if score == best]
-            if len(candidates) == 1:
-                break
-    return candidates[0][0]
+    best_name = ""
+    best: tuple[int, int, int, int, float] | None = None
+    for name in order:
+        v = nodes_to_victims.get(name)
+        if v is None:
+            continue
+        if ranks is None:
+            rank = victims_rank(v)
+        else:
+            got = ranks.get(id(v))
+            if got is None or got[0] is not v:
+                if len(ranks) >= _RANKS_LIMIT:
+                    ranks.clear()
+                got = ranks[id(v)] = (v, victims_rank(v))
+            rank = got[1]
+        head, earliest, started_only = rank
+        key = (*head, earliest if started_only else min(earliest, now))
+        if best is None or key > best:
+            best, best_name = key, name
+    return best_name
+
+
+# (the first four scores, the earliest start time among the highest-priority victims that
+# started (inf: none), whether every one of them started)
+VictimsRank = tuple[tuple[int, int, int, int], float, bool]
+_RANKS_LIMIT = 4096
+
+
+def victims_rank(v: Victims) -> VictimsRank:
+    """The scores of pickOneNodeForPreemption that depend on the victims alone; the fifth,
+    util.GetEarliestPodStartTime, is min(earliest, now) when some highest-priority victim has
+    not started (its start time is "now"), -inf without victims."""
+    pods = v.pods
+    if not pods:  # (never a candidate: the dry run and the extenders drop nodes without victims)
+        return (-v.num_pdb_violations, 0, 0, 0), -math.inf, True
+    # MaxInt32+1 makes every term >= 0, so fewer pods of negative priority never win by having
+    # a "smaller" negative sum.
+    total = sum([p.priority for p in pods]) + (_MAX_INT32 + 1) * len(pods)
+    top = max(p.priority for p in pods)
+    starts = [p.start_time for p in pods if p.priority == top]
+    started = [t for t in starts if t is not None]
+    return ((-v.num_pdb_violations, -pods[0].priority, -total, -len(pods)), min(started, default=math.inf),
+            len(started) == len(starts))
 
 
 def _aggregate_error(errors: Sequence[Status]) -> str:
@@ -298,6 +326,7 @@ class DefaultPreemption:
         # Per (table, plan, preemptor priority, PDBs): every row's outcome (_RowOutcomes).
         self._row_outcomes: dict[tuple[int, int, int, int], _RowOutcomes] = {}
         self._nominated: dict[tuple[int, int], _NominatedTotals] = {}
+        self._ranks: dict[int, tuple[Victims, VictimsRank]] = {}
         # SchedulerAsyncPreemption (1.36): victims are deleted after the scheduling cycle
         # (Executor.prepareCandidateAsync); meanwhile PreEnqueue holds the preemptor.
         features = handle.features if handle is not None else DEFAULT_FEATURES
@@ -926,7 +955,7 @@ class DefaultPreemption:
         if self.handle.deterministic:
             order.sort()
         victims = {name: c.victims for name, c in by_name.items()}
-        chosen = pick_one_node_for_preemption(victims, order, now)
+        chosen = pick_one_node_for_preemption(victims, order, now, self._ranks)
         return by_name.get(chosen, candidates[0])
 
     def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:

@@ -43,6 +43,7 @@ from kubesched.plugins import defaultpreemption
 from kubesched.plugins.defaultbinder import DefaultBinder
 from kubesched.plugins.defaultpreemption import NAME, Candidate, DefaultPreemption, PreemptionResult, Victims
 from kubesched.plugins.defaultpreemption.plugin import (
+    earliest_pod_start_time,
     filter_pods_with_pdb_violation,
     more_important_pod,
     pick_one_node_for_preemption,
@@ -742,6 +743,44 @@ PICK_CASES: list[tuple[str, dict[str, Victims], list[str], str]] = [
 @pytest.mark.parametrize(("victims", "order", "want"), [c[1:] for c in PICK_CASES], ids=[c[0] for c in PICK_CASES])
 def test_pick_one_node_for_preemption(victims: dict[str, Victims], order: list[str], want: str) -> None:
     assert pick_one_node_for_preemption(victims, order, now=100.0) == want
+
+
+def _pick_stepwise(victims: dict[str, Victims], order: list[str], now: float) -> str:
+    """pickOneNodeForPreemption as upstream writes it: keep the best of each score in turn."""
+    cands = [(n, victims[n]) for n in order if n in victims]
+    scores: list[Any] = [
+        lambda v: -v.num_pdb_violations,
+        lambda v: -v.pods[0].priority,
+        lambda v: -(sum(p.priority for p in v.pods) + (2**31) * len(v.pods)),
+        lambda v: -len(v.pods),
+        lambda v: earliest_pod_start_time(v, now),
+    ]
+    for score in scores:
+        best = max(score(v) for _, v in cands)
+        cands = [(n, v) for n, v in cands if score(v) == best]
+        if len(cands) == 1:
+            break
+    return cands[0][0]
+
+
+@pytest.mark.parametrize("seed", range(200), ids=lambda s: f"random victims {s}: the lexicographic pick equals "
+                                                           "upstream's score-by-score pick")
+def test_pick_one_node_equals_the_score_by_score_pick(seed: int) -> None:
+    rng = random.Random(seed)
+    victims: dict[str, Victims] = {}
+    for i in range(rng.randint(1, 8)):
+        pods = [pod(f"v{i}-{k}", rng.choice([NEG, LOW, LOW, MID]), start=rng.choice([None, 1, 2, 2, 5]))
+                for k in range(rng.randint(1, 4))]
+        pods.sort(key=lambda p: (-p.priority, p.start_time if p.start_time is not None else 3.0))
+        victims[f"n{i}"] = V(*pods, violations=rng.choice([0, 0, 1]))
+    order = list(victims)
+    rng.shuffle(order)
+    now = rng.choice([0.5, 3.0, 100.0])
+    ranks: dict[int, Any] = {}
+    want = _pick_stepwise(victims, order, now)
+    assert pick_one_node_for_preemption(victims, order, now) == want
+    assert pick_one_node_for_preemption(victims, order, now, ranks) == want
+    assert pick_one_node_for_preemption(victims, order, now, ranks) == want  # from the kept ranks
 
 
 def test_non_deterministic_tie_takes_the_first_candidate_in_dry_run_order() -> None:
