@@ -219,6 +219,8 @@ class SchedulingQueue:
         for m in maps:
             registered.update(dict.fromkeys(m))
         self._registered = tuple(registered)
+        # is_event_of_interest per (resource, actions, label): the registrations never change.
+        self._interest: dict[tuple[str, int, str], bool] = {}
 
         self._active_q = KeyedHeap(self._active_before)
         self._backoff_q = KeyedHeap(self._backoff_before)
@@ -334,9 +336,12 @@ class SchedulingQueue:
     # ================================================================ events of interest
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         """isEventOfInterest: wildcard, or matching some plugin's registration."""
-        if event.is_wildcard():
-            return True
-        return any(self._match(registered, event) for registered in self._registered)
+        key = (event.resource, event.actions, event.label)
+        got = self._interest.get(key)
+        if got is None:
+            got = self._interest[key] = event.is_wildcard() or any(
+                self._match(registered, event) for registered in self._registered)
+        return got
 
     def _match(self, registered: ClusterEvent, incoming: ClusterEvent) -> bool:
         return registered.match_136(incoming) if self._specific_events else registered.match(incoming)
