@@ -209,10 +209,11 @@ def _random_toleration(rng: random.Random) -> T:
 
 
 @pytest.mark.parametrize("seed", range(40), ids=lambda s: f"random cluster {s} gives the same batch and per-node results")
-def test_batch_equals_per_node(seed: int) -> None:
+@pytest.mark.parametrize("features", [FEATURES_1_30, FEATURES_1_36], ids=["1.30", "1.36"])
+def test_batch_equals_per_node(seed: int, features: Features) -> None:
     rng = random.Random(seed)
     nodes = [node_with_taints(f"node-{i}", _random_taints(rng)) for i in range(rng.randint(1, 14))]
-    handle = FrameworkHandle.for_nodes(nodes)
+    handle = FrameworkHandle.for_nodes(nodes, features=features)
     pl = tainttoleration.new(None, handle)
     infos = list(handle.snapshot.list())
     by_row = {ni.index: ni for ni in infos}
@@ -224,6 +225,11 @@ def test_batch_equals_per_node(seed: int) -> None:
         for sub in (order, order[: len(order) // 2]):
             per_node = [pl.filter(state, pod, by_row[r]) is None for r in sub.tolist()]
             assert pl.filter_batch(state, pod, handle.snapshot.table, sub).tolist() == per_node
+            codes, statuses = pl.filter_batch_status(state, pod, handle.snapshot.table, sub)
+            want = [pl.filter(state, pod, by_row[r]) for r in sub.tolist()]
+            got = [statuses[c] for c in codes.tolist()]
+            assert [None if s is None else (s.code, s.reasons) for s in got] == [
+                None if s is None else (s.code, s.reasons) for s in want]
         assert pl.pre_score(state, pod, infos) is None
         raw = [pl.score(state, pod, by_row[r]) for r in order.tolist()]
         assert pl.score_batch(state, pod, handle.snapshot.table, order).tolist() == raw
