@@ -39,8 +39,10 @@ _STATE_KEY: StateKey[frozenset[str]] = StateKey("PreFilter" + NAME)
 
 
 _NONE: frozenset[str] = frozenset()
-# Pods of one template share their raw spec: the last spec looked at and what it needs.
-_LAST: list[tuple[object, frozenset[str]]] = []
+# Pods of one template share their raw spec: what each spec needs, by the spec's identity (the
+# spec kept with it, so the id is not reused while the entry lives).
+_BY_SPEC: dict[int, tuple[object, frozenset[str]]] = {}
+_BY_SPEC_LIMIT = 1024
 
 
 def required_features(pod: Pod) -> frozenset[str]:
@@ -48,10 +50,13 @@ def required_features(pod: Pod) -> frozenset[str]:
     spec = pod.raw.get("spec")
     if not isinstance(spec, Mapping):
         return _NONE
-    if _LAST and _LAST[0][0] is spec:
-        return _LAST[0][1]
+    got = _BY_SPEC.get(id(spec))
+    if got is not None and got[0] is spec:
+        return got[1]
     needed = _required(spec)
-    _LAST[:] = [(spec, needed)]
+    if len(_BY_SPEC) >= _BY_SPEC_LIMIT:
+        _BY_SPEC.clear()
+    _BY_SPEC[id(spec)] = (spec, needed)
     return needed
 
 

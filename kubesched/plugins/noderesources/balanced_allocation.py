@@ -10,7 +10,6 @@ the *change* of balance: 50 + (50 + balance(with pod) - balance(without)) / 2.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any, overload
 
@@ -23,10 +22,12 @@ from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, No
 from kubesched.framework.interfaces import IntArray
 from kubesched.framework.signers import SignFragment
 from kubesched.objects import Pod
+from kubesched.objects.resources import is_scalar_resource_name
 from kubesched.plugins.noderesources.fit import dra_extended_resource_names
 from kubesched.plugins.noderesources.resource_allocation import (
     PreScoreState,
     RowSelection,
+    allocatable_request,
     balanced_score,
     balanced_score_arrays,
     node_vectors,
@@ -60,6 +61,8 @@ class BalancedAllocation:
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._delta = features.enabled("BalancedAllocationDelta")
         self._dra_extended_resource = features.enabled("DRAExtendedResource")
+        # Per set of resources taking part: every table row's balance without the pod.
+        self._without: dict[tuple[int, ...], _RowBalances] = {}
 
     def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
         """SignPod: as NodeResourcesFit's (the same fragment, the same refusal)."""
@@ -108,26 +111,93 @@ class BalancedAllocation:
         if not self._delta:
             return sel.result(balanced_score_arrays(table_vectors(table, sel, self.resources, pod_requests, True),
                                                     sel.size))
-        # With and without the pod as two rows of one computation (per element the same
-        # float64 operations as two calls), then 50 + (50 + with − without) / 2: the dividend
-        # is never negative (both balances are in [50, 100]), so a shift divides as Go does.
-        added = [_with_and_without(p) for p in pod_requests]
-        both = balanced_score_arrays(table_vectors(table, sel, self.resources, pod_requests, True, added), sel.size)
-        delta = both[0] - both[1]
+        # The balance without the pod is the node's own (the pod decides only which scalar
+        # resources take part): kept per row until the table's change log names the row. Then
+        # 50 + (50 + with − without) / 2: the dividend is never negative (both balances are in
+        # [50, 100]), so a shift divides as Go does.
+        with_pod = sel.result(balanced_score_arrays(table_vectors(table, sel, self.resources, pod_requests, True),
+                                                    sel.size))
+        delta = with_pod - self._balance_without_pod(table, rows, pod_requests)
         delta += 3 * _HALF
         delta >>= 1
-        return sel.result(delta)
+        return delta
+
+    def _balance_without_pod(self, table: NodeTable, rows: IntArray, pod_requests: Sequence[int]) -> IntArray:
+        """balance(without the pod) of ``rows``: the resources the pod's requests let take part
+        (a scalar it does not request is left out), over the node's requested values alone —
+        the second row of the with/without computation, kept for every table row and
+        recomputed for the rows the table's change log names."""
+        taking_part = tuple(1 if p != 0 or not is_scalar_resource_name(r.name) else 0
+                            for r, p in zip(self.resources, pod_requests, strict=True))
+        kept = self._without.get(taking_part)
+        if kept is None or kept.table is not table:
+            if len(self._without) >= 16:
+                self._without.clear()
+            kept = self._without[taking_part] = _RowBalances(table)
+            self._refresh(kept, taking_part, None)
+        else:
+            position = table.log_position
+            if position != kept.position:
+                changed = table.changed_since(kept.position)
+                kept.position = position
+                self._refresh(kept, taking_part, None if changed is None else list(dict.fromkeys(changed)))
+        out: IntArray = kept.scores[rows]
+        return out
+
+    def _refresh(self, kept: _RowBalances, taking_part: tuple[int, ...], changed: list[int] | None) -> None:
+        """Recompute the balances of the ``changed`` rows (None: every row)."""
+        table = kept.table
+        if len(kept.scores) < table.capacity:
+            kept.scores = np.concatenate((kept.scores, np.zeros(table.capacity - len(kept.scores), np.int64)))
+        snapshot = self.handle.snapshot if self.handle is not None else None
+        if changed is not None and len(changed) <= _PER_ROW_REFRESH and snapshot is not None:
+            # A few rows (a pod bound or gone since): balanced_score per node, which the
+            # arrays equal bit for bit (the same float64 operations in the same order).
+            names = table.names
+            scores = kept.scores
+            for i in changed:
+                ni = snapshot.get(names[i]) if i < table.size else None
+                if ni is None or ni.table is not table or ni.index != i:
+                    scores[i] = 0  # a removed node's row: never read
+                    continue
+                scores[i] = balanced_score(*self._requested_without_pod(ni, taking_part))
+            return
+        rows = np.arange(table.size, dtype=np.int64) if changed is None else np.asarray(changed, np.int64)
+        sel = RowSelection(table, rows)
+        zeros = [0] * len(taking_part)
+        kept.scores[rows] = sel.result(balanced_score_arrays(
+            table_vectors(table, sel, self.resources, taking_part, True, zeros), sel.size))
+
+    def _requested_without_pod(self, node_info: NodeInfo, taking_part: Sequence[int]) -> tuple[list[int], list[int]]:
+        """node_vectors without the pod: (requested, allocatable) of the resources taking part."""
+        requested = [0] * len(taking_part)
+        allocatable = [0] * len(taking_part)
+        for i, (r, part) in enumerate(zip(self.resources, taking_part, strict=True)):
+            if not part:
+                continue
+            # allocatable_request adds the pod's request (1 here, so that a scalar takes part).
+            alloc, req = allocatable_request(node_info, r.name, 1, True)
+            if alloc == 0:
+                continue
+            allocatable[i] = alloc
+            requested[i] = req - 1
+        return requested, allocatable
 
 
-@functools.lru_cache(maxsize=4096)
-def _with_and_without(request: int) -> IntArray:
-    """[[request], [0]]: added to a requested column, the rows with and without the pod."""
-    out = np.array([[request], [0]], np.int64)
-    out.flags.writeable = False
-    return out
+class _RowBalances:
+    """One balance per table row, as of the table's change log ``position``."""
+
+    __slots__ = ("table", "position", "scores")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.position = table.log_position
+        self.scores = np.zeros(table.capacity, np.int64)
 
 
 _HALF = MAX_NODE_SCORE // 2
+# Stale rows refreshed one by one up to this many (numpy's per-call cost is larger).
+_PER_ROW_REFRESH = 16
 
 
 @overload
