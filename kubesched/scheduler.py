@@ -640,8 +640,9 @@ class Scheduler:
                 # step is built once per (step, code), from the first node that has it.
                 codes = (short[:, cols].astype(np.int64) << np.arange(width, dtype=np.int64)[:, None]).sum(axis=0)
                 statuses: list[Status | None] = [None] * len(cols)
-                for k in np.unique(steps).tolist():
-                    at = np.flatnonzero(steps == k)
+                distinct = sorted(set(steps.tolist()))
+                for k in distinct:
+                    at = np.flatnonzero(steps == k) if len(distinct) > 1 else np.arange(len(steps))
                     step_codes = codes[at]
                     if alloc is not None:
                         # 1.36: nodes with the same shortfalls differ when a request exceeds the
@@ -650,16 +651,16 @@ class Scheduler:
                         over = (np.asarray(plan.need[st_k.start + 1:st_k.stop], np.int64)[:, None]
                                 > alloc[st_k.start + 1:st_k.stop][:, cols[at]]).any(axis=0)
                         step_codes = step_codes * 2 + over
-                    uniq, index, inverse = np.unique(step_codes, return_index=True, return_inverse=True)
-                    built: list[Status] = []
-                    for u in range(len(uniq)):
-                        col = cols[at[index[u]]]
-                        got = plan.resource_status(k, free[:, col].tolist(),
-                                                   alloc[:, col].tolist() if alloc is not None else None)
-                        assert got is not None
-                        built.append(got)
-                    for i, v in zip(at.tolist(), inverse.tolist(), strict=True):
-                        statuses[i] = built[v]
+                    # The status of each code, built from the first node that has it.
+                    built: dict[int, Status] = {}
+                    for i, code, col in zip(at.tolist(), step_codes.tolist(), cols[at].tolist(), strict=True):
+                        got = built.get(code)
+                        if got is None:
+                            got = plan.resource_status(k, free[:, col].tolist(),
+                                                       alloc[:, col].tolist() if alloc is not None else None)
+                            assert got is not None
+                            built[code] = got
+                        statuses[i] = got
             else:
                 statuses = []
                 for k, j in zip(steps.tolist(), cols.tolist(), strict=True):
