@@ -468,7 +468,7 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str, console: 
 @click.option("--workload",
               type=click.Choice(["basic", "affinity", "antiaffinity", "spread", "preemption", "preemption-pdb",
                                  "daemonset", "unschedulable", "mixed", "dra", "extender", "live", "soak", "soak-live",
-                                 "autoscale"]),
+                                 "autoscale", "restart"]),
               default="basic", show_default=True,
               help="Shapes of kube-scheduler's scheduler_perf (test/integration/scheduler_perf/config/"
                    "performance-config.yaml). basic: SchedulingBasic; affinity: SchedulingNodeAffinity; antiaffinity: "
@@ -490,7 +490,10 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str, console: 
                    "10% after warm-up, every departed pod must be forgotten (default 5000 nodes, 1000000 "
                    "arrivals); soak-live: the same stream against the live scheduler through a local API server "
                    "with injected faults (API errors, lost replies, cut watches, restarts): no pod lost or bound "
-                   "twice, scheduler RSS flat (default 200 nodes, 100000 arrivals).")
+                   "twice, scheduler RSS flat (default 200 nodes, 100000 arrivals); restart: `kubesched run` as a "
+                   "process against a local API server with --pods pending pods, SIGKILLed once it binds and "
+                   "started again: seconds from its spawn to its first bind, cold start apart, median of 5 "
+                   "restarts, then leader election's cold start and restart (default 200 nodes, 1000 pods).")
 @click.option("--live", "live", is_flag=True, help="Same as --workload live.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--versus", "versus", metavar="VERSION", default=None,
@@ -543,6 +546,12 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
 
         res = run_live_bench(DEFAULT_NODES if nodes is None else nodes, DEFAULT_PODS if pods is None else pods,
                              seed=seed)
+    elif workload == "restart":
+        from kubesched.bench_restart import DEFAULT_NODES as RESTART_NODES
+        from kubesched.bench_restart import DEFAULT_PODS as RESTART_PODS
+        from kubesched.bench_restart import run_restart_bench
+
+        res = run_restart_bench(RESTART_NODES if nodes is None else nodes, RESTART_PODS if pods is None else pods)
     elif workload == "soak":
         from kubesched.soak import SOAK_ARRIVALS, SOAK_NODES, run_soak
 
