@@ -6,10 +6,14 @@ dataclasses generate, pydantic's validators), and the collector would walk them 
 while they are made: ~40 ms, a tenth of a restarted ``kubesched run``'s time to its first bind
 (kube-scheduler binds again ~0.24 s after its process starts). The command resumes collection
 with :func:`startup_done` once its modules are imported.
+
+It also installs the bytecode cache of the methods dataclasses generate
+(:mod:`kubesched._dataclass_code`), written when the modules are imported and at exit.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 
 _paused = False
@@ -19,6 +23,10 @@ def main() -> None:
     global _paused
     gc.disable()
     _paused = True
+    from kubesched import _dataclass_code
+
+    _dataclass_code.install()
+    atexit.register(_dataclass_code.save)
     from kubesched.cli import main as command
 
     command()
@@ -32,3 +40,6 @@ def startup_done() -> None:
         _paused = False
         gc.freeze()
         gc.enable()
+        from kubesched import _dataclass_code
+
+        _dataclass_code.save()
