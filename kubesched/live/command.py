@@ -204,7 +204,8 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     # The informers' first LISTs go out now; the scheduler (its modules, plugins, cache and queue)
     # is imported and built while the API server answers them.
     first_lists = FirstLists(api, cfg.features)
-    warn_on_version_skew(api, features)
+    # Only a log line depends on the API server's /version: read meanwhile, not on the way to scheduling.
+    threading.Thread(target=warn_on_version_skew, args=(api, features), name="version-skew", daemon=True).start()
     restore_signals = install_stop_signals(stop)
     metrics = SchedulerMetrics()
     metrics.disable(serving.disabled_metrics)
