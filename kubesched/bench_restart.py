@@ -64,11 +64,14 @@ SCHEDULER_UA = "kubesched"  # kubesched run's User-Agent
 @dataclass(frozen=True, slots=True)
 class Start:
     """One start of ``kubesched run``: seconds from spawn to its first bind (None: none within
-    the timeout) and how many pods it bound before it was killed."""
+    the timeout), how many pods it bound before it was killed, and the CPU seconds it had used
+    when the bench saw its first bind (at most :data:`POLL` s after it; None where the system
+    does not tell): well below ``seconds`` when the machine was busy."""
 
     seconds: float | None
     bound: int
     leader_elect: bool
+    cpu_seconds: float | None = None
 
 
 @dataclass(slots=True)
@@ -101,7 +104,7 @@ class RestartBenchResult:
 
         def start(s: Start | None) -> dict[str, Any] | None:
             return None if s is None else {"seconds": rounded(s.seconds), "bound": s.bound,
-                                           "leader_elect": s.leader_elect}
+                                           "leader_elect": s.leader_elect, "cpu_seconds": rounded(s.cpu_seconds)}
 
         times = self._times()
         return {"workload": self.workload, "nodes": self.nodes, "pods": self.pods,
@@ -119,12 +122,15 @@ class RestartBenchResult:
             return "not measured" if s is None else "no bind" if s.seconds is None else f"{s.seconds:.3f} s"
 
         times = self._times()
+        cpu = [s.cpu_seconds for s in self.restarts if s.cpu_seconds is not None]
         lines = [f"workload=restart nodes={self.nodes} pods={self.pods} pending at every start (local API server; "
                  f"`kubesched run` SIGKILLed once it binds, then started again)"]
         if times:
             lines.append(f"restart to first bind (--leader-elect=false): median {statistics.median(times):.3f} s "
                          f"(min {min(times):.3f}, max {max(times):.3f}) over {len(times)} restarts; "
                          f"cold start {secs(self.cold)}")
+            if cpu:
+                lines.append(f"CPU used by then (median): {statistics.median(cpu):.3f} s")
         else:
             lines.append(f"restart to first bind: no restart bound a pod; cold start {secs(self.cold)}")
         if self.election_cold is not None or self.election_restart is not None:
@@ -222,6 +228,15 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (Linux's /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _start(cluster: _Cluster, kubeconfig: Path, logs: Path, index: int, *, leader_elect: bool,
            timeout: float, problems: list[str]) -> Start:
     """Start ``kubesched run``, wait for its first bind, let it bind a little more, SIGKILL it."""
@@ -236,9 +251,11 @@ def _start(cluster: _Cluster, kubeconfig: Path, logs: Path, index: int, *, leade
     try:
         deadline = spawned + timeout
         bound = bound_before
+        cpu = None
         while time.monotonic() < deadline and proc.poll() is None:
             bound = cluster.api.bound()
             if bound > bound_before:
+                cpu = _cpu_seconds(proc.pid)
                 break
             time.sleep(POLL)
         if bound > bound_before:
@@ -254,7 +271,7 @@ def _start(cluster: _Cluster, kubeconfig: Path, logs: Path, index: int, *, leade
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
         why = f"exited with {exited}" if exited is not None else f"bound nothing within {timeout:.0f} s"
         problems.append(f"start {index} ({' '.join(argv[2:])}) {why}" + (f": {' / '.join(tail)}" if tail else ""))
-    return Start(None if first is None else first - spawned, bound, leader_elect)
+    return Start(None if first is None else first - spawned, bound, leader_elect, cpu)
 
 
 def run_restart_bench(num_nodes: int = DEFAULT_NODES, num_pods: int = DEFAULT_PODS, *,
