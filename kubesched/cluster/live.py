@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import functools
 import heapq
 import http.client as http_client
 import json
@@ -46,6 +47,7 @@ import random
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -55,14 +57,14 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlencode, urlsplit
 
-import httpx
 import msgspec
-import yaml
 
+from kubesched._lazy import lazy_module
 from kubesched.cluster import _http
+from kubesched.cluster._http import Pool as FastPool
 from kubesched.cluster.resources import RESOURCES, ApiResource, Json, format_micro_time, format_time
 from kubesched.config.types import ClientConnection
 from kubesched.errors import ApiError, ConfigError, FieldError, KubeschedError
@@ -93,6 +95,16 @@ from kubesched.objects.devices import (
     parse_resource_claim,
 )
 from kubesched.objects.parse import PARSERS, parse_pod
+
+if TYPE_CHECKING:
+    import httpx
+    import yaml
+else:
+    # Imported on first use: every request goes through the fast transport (kubesched.cluster._http)
+    # unless a proxy is configured, and only a kubeconfig needs YAML (a restarted scheduler's
+    # time to its first bind counts every import; httpx alone was ~50 ms of it).
+    httpx = lazy_module("httpx")
+    yaml = lazy_module("yaml")
 
 log = logging.getLogger(__name__)
 
@@ -650,6 +662,15 @@ def _fast_error(e: BaseException) -> TransportError:
     return TransportError(str(e) or type(e).__name__, "eof")
 
 
+def _informer_errors() -> tuple[type[Exception], ...]:
+    """What ends an informer's ListAndWatch with an error (then backoff and relist): API and
+    transport errors, undecodable objects, and httpx's errors once httpx is imported (before
+    that, none can be raised: matching them must not import it)."""
+    errors: tuple[type[Exception], ...] = (ApiError, FieldError, OSError, ValueError)
+    module = sys.modules.get("httpx")
+    return (*errors, module.HTTPError) if module is not None else errors
+
+
 def _header_lines(headers: Mapping[str, str]) -> str:
     """Headers as the fast transport takes them: ``Name: value\r\n`` lines."""
     return "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -709,21 +730,41 @@ class ApiClient:
         self._calls_lock = threading.Lock()
         self._temp: list[str] = []
         self._tokens = _TokenSource(config)
-        verify = _ssl_context(config, self._temp)
+        self._verify = _ssl_context(config, self._temp)
         self._extensions = {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
-        # TCP_NODELAY: a request's headers and body go out in separate writes; with Nagle the
-        # body would wait for the server's delayed ACK.
-        transport = httpx.HTTPTransport(
-            verify=verify, limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-        self._http = httpx.Client(base_url=config.server, timeout=timeout, transport=transport,
-                                  headers={"User-Agent": user_agent, "Accept": "application/json"})
-        # Every request but watches goes through the fast transport (kubesched.cluster._http)
-        # when it can: while _http is still the client built here (a test may swap in a mock
-        # transport) and no proxy is configured.
-        self._own_http = self._http
-        self._fast = _fast_pool(config, verify, user_agent)
+        self._user_agent = user_agent
+        # The httpx client (proxies, tests' mock transports and hooks) is built on first use: see
+        # :attr:`_http`. Every request but watches goes through the fast transport
+        # (kubesched.cluster._http) when it can: while _http is still the client built here (a test
+        # may swap in a mock transport) and no proxy is configured.
+        self._httpx: httpx.Client | None = None
+        self._own_http: httpx.Client | None = None
+        self._httpx_lock = threading.Lock()
+        self._fast = _fast_pool(config, self._verify, user_agent)
         self._prefix = urlsplit(config.server).path.rstrip("/")
+
+    @property
+    def _http(self) -> httpx.Client:
+        """The httpx client: this client's own (built, and httpx imported, on first use), or one
+        a test swapped in."""
+        http = self._httpx
+        if http is None:
+            with self._httpx_lock:
+                if self._httpx is None:
+                    # TCP_NODELAY: a request's headers and body go out in separate writes; with
+                    # Nagle the body would wait for the server's delayed ACK.
+                    transport = httpx.HTTPTransport(
+                        verify=self._verify, limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+                    self._httpx = self._own_http = httpx.Client(
+                        base_url=self.config.server, timeout=self.timeout, transport=transport,
+                        headers={"User-Agent": self._user_agent, "Accept": "application/json"})
+                http = self._httpx
+        return http
+
+    @_http.setter
+    def _http(self, client: httpx.Client) -> None:
+        self._httpx = client
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str = "", *, context: str | None = None, qps: float = 50.0,
@@ -740,7 +781,8 @@ class ApiClient:
         return cls(cfg, qps=cc.qps, burst=cc.burst, user_agent=user_agent)
 
     def close(self) -> None:
-        self._http.close()
+        if self._httpx is not None:
+            self._httpx.close()
         if self._fast is not None:
             self._fast.close()
         for path in self._temp:
@@ -876,11 +918,13 @@ class ApiClient:
             raise _fast_error(e) from None
 
     def _fast_for(self, method: str, path: str, params: Mapping[str, str] | None, content: bytes | None,
-                  headers: Mapping[str, str]) -> _http.Pool | None:
+                  headers: Mapping[str, str]) -> FastPool | None:
         """The fast transport for this request, or None when it must go through httpx (no
         fast transport, a swapped httpx client or response hooks: a test's). A test's request
         hooks see the request first, as httpx would show it."""
-        http = self._http
+        http = self._httpx
+        if http is None:  # no httpx client yet: none swapped in, no hooks on it
+            return self._fast
         fast = self._fast if http is self._own_http and not http.event_hooks["response"] else None
         if fast is not None and http.event_hooks["request"]:
             probe = http.build_request(method, path, params=dict(params or {}), content=content, headers=headers)
@@ -1011,7 +1055,7 @@ class ApiClient:
                 return
 
     @contextlib.contextmanager
-    def _watch_fast(self, fast: _http.Pool, call: ApiCall, path: str, params: Mapping[str, str],
+    def _watch_fast(self, fast: FastPool, call: ApiCall, path: str, params: Mapping[str, str],
                     headers: Mapping[str, str], read_timeout: float | None, deadline: float) -> Iterator[WatchStream]:
         """:meth:`watch` through the fast transport: the same retries, the stream read by
         kubesched.cluster._http (httpx's streaming response cost the informers 5-7 % of the
@@ -1094,6 +1138,7 @@ ADD, UPDATE, DELETE = "add", "update", "delete"
 ASSIGNED_PODS = "pods/assigned"
 PENDING_PODS = "pods/pending"
 LIST_PAGE_SIZE = 500  # client-go pager.defaultPageSize
+ListAnswer = tuple[list[Json], str, bool]  # ApiClient.list_pages': items, resourceVersion, paginated
 MIN_WATCH_DURATION = 1.0  # watchHandler: a watch shorter than this that saw no event is an error
 
 
@@ -1166,8 +1211,11 @@ class Informer:
     def __init__(self, client: ApiClient, resource: ApiResource, *, on_change: Callable[[str, Any, Any], None],
                  lock: AbstractContextManager[Any], field_selector: str = "", backoff: Backoff = Backoff(),
                  watch_timeout: float = 300.0, rng: random.Random | None = None,
-                 features: Features | None = None) -> None:
+                 features: Features | None = None, first_list: Callable[[], ListAnswer | None] | None = None) -> None:
+        """``first_list``: the answer to this informer's first LIST, sent ahead of it
+        (:class:`FirstLists`); None from it, or no ``first_list``, and the informer sends it."""
         self.client = client
+        self._first_list = first_list
         self.resource = resource
         self.features = features
         self.field_selector = field_selector
@@ -1229,7 +1277,7 @@ class Informer:
                 self._list_and_watch(backoff)
             except _WatchEnded as e:
                 log.info("informer %s: %s", self.resource.plural, e)
-            except (ApiError, FieldError, httpx.HTTPError, OSError, ValueError) as e:
+            except _informer_errors() as e:
                 if self._stop.is_set():
                     return
                 self.errors += 1
@@ -1289,15 +1337,20 @@ class Informer:
         limit = 0 if rv not in ("", "0") and not self._paginated else LIST_PAGE_SIZE
         if self.synced.is_set():
             self.relists += 1
-        try:
-            items, list_rv, paginated = self.client.list_pages(
-                self.resource, field_selector=self.field_selector, resource_version=rv, limit=limit)
-        except ApiError as e:
-            if not _rv_unavailable(e):
-                raise
-            self._rv_gone = True
-            items, list_rv, paginated = self.client.list_pages(
-                self.resource, field_selector=self.field_selector, resource_version="", limit=LIST_PAGE_SIZE)
+        first, self._first_list = self._first_list, None
+        answer = first() if first is not None and rv == "0" else None
+        if answer is not None:  # this very LIST, sent ahead (FirstLists)
+            items, list_rv, paginated = answer
+        else:
+            try:
+                items, list_rv, paginated = self.client.list_pages(
+                    self.resource, field_selector=self.field_selector, resource_version=rv, limit=limit)
+            except ApiError as e:
+                if not _rv_unavailable(e):
+                    raise
+                self._rv_gone = True
+                items, list_rv, paginated = self.client.list_pages(
+                    self.resource, field_selector=self.field_selector, resource_version="", limit=LIST_PAGE_SIZE)
         if rv == "0" and paginated:
             self._paginated = True  # no watch cache: keep paging
         self._rv_gone = False
@@ -1956,14 +2009,61 @@ class LiveOptions:
     features: Features | None = None
 
 
+def informed_resources(features: Features | None = None) -> tuple[str, ...]:
+    """The plurals the live cluster keeps informers on: resource.k8s.io's only with the
+    DynamicResourceAllocation gate on (scheduler.go creates those informers only then)."""
+    features = features if features is not None else DEFAULT_FEATURES
+    dra = DRA_INFORMED_RESOURCES if features.enabled("DynamicResourceAllocation") else ()
+    return (*INFORMED_RESOURCES, *dra)
+
+
+class FirstLists:
+    """The informers' first LISTs -- each exactly as its informer sends it (Reflector.list at
+    resourceVersion "0", in pages of :data:`LIST_PAGE_SIZE`, the pod informer's field selector)
+    -- sent at once, one thread each, before there is a scheduler to feed: ``kubesched run``
+    sends them as soon as its API client exists and imports and builds the scheduler (its
+    plugins, cache and queue) while the API server answers. A :class:`LiveCluster` given them
+    hands each informer the answer to its first LIST (:meth:`take`); a LIST that failed is sent
+    again by its informer, as its first one."""
+
+    def __init__(self, client: ApiClient, features: Features | None = None) -> None:
+        self.client = client
+        self._answers: dict[str, ListAnswer | None] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        for plural in informed_resources(features):
+            thread = threading.Thread(target=self._list, args=(plural,), name=f"first-list-{plural}", daemon=True)
+            self._threads[plural] = thread
+            thread.start()
+
+    def _list(self, plural: str) -> None:
+        answer: ListAnswer | None = None
+        try:
+            answer = self.client.list_pages(RESOURCES[plural], field_selector=POD_FIELD_SELECTOR if plural == "pods"
+                                            else "", resource_version="0", limit=LIST_PAGE_SIZE)
+        except Exception as e:  # noqa: BLE001 - the informer sends it again, and handles what fails then
+            log.debug("first list of %s sent ahead: %s", plural, e)
+        self._answers[plural] = answer
+
+    def take(self, plural: str) -> ListAnswer | None:
+        """The answer to the first LIST of ``plural`` once it has come (None: failed, not sent
+        or taken already)."""
+        thread = self._threads.pop(plural, None)
+        if thread is None:
+            return None
+        thread.join()
+        return self._answers.pop(plural, None)
+
+
 class LiveCluster:
     """Informers over every resource the scheduler reads, the pod split, and the scheduler's
     actions on the API. ``scheduler_names``: the profiles' schedulerNames (pods of other
-    schedulers are ignored)."""
+    schedulers are ignored). ``first_lists``: the informers' first LISTs, sent ahead."""
 
     def __init__(self, client: ApiClient, *, scheduler_names: Collection[str] = ("default-scheduler",),
-                 options: LiveOptions | None = None, owns_client: bool = False) -> None:
+                 options: LiveOptions | None = None, owns_client: bool = False,
+                 first_lists: FirstLists | None = None) -> None:
         self.client = client
+        self._first_lists = first_lists
         self.scheduler_names = frozenset(scheduler_names)
         self.options = options or LiveOptions()
         self.informers: dict[str, Informer] = {}
@@ -2039,19 +2139,18 @@ class LiveCluster:
                 on_change = self.claims.informer_change
             else:
                 on_change = self._other_change(plural)
+            first = self._first_lists
             self.informers[plural] = Informer(
                 self.client, r, on_change=on_change, lock=lock,
                 field_selector=POD_FIELD_SELECTOR if plural == "pods" else "",
-                backoff=opts.backoff, watch_timeout=opts.watch_timeout, features=opts.features)
+                backoff=opts.backoff, watch_timeout=opts.watch_timeout, features=opts.features,
+                first_list=functools.partial(first.take, plural) if first is not None else None)
         for inf in self.informers.values():
             inf.start()
 
     def informed_resources(self) -> tuple[str, ...]:
-        """The plurals this cluster keeps informers on: resource.k8s.io's only with the
-        DynamicResourceAllocation gate on (scheduler.go creates those informers only then)."""
-        features = self.options.features if self.options.features is not None else DEFAULT_FEATURES
-        dra = DRA_INFORMED_RESOURCES if features.enabled("DynamicResourceAllocation") else ()
-        return (*INFORMED_RESOURCES, *dra)
+        """The plurals this cluster keeps informers on (:func:`informed_resources`)."""
+        return informed_resources(self.options.features)
 
     def wait_for_sync(self, timeout: float | None = None, stop: threading.Event | None = None) -> bool:
         """WaitForCacheSync: True once every informer listed once."""

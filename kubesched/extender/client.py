@@ -25,10 +25,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TypeGuard, TypeVar, cast
+from typing import TYPE_CHECKING, TypeGuard, TypeVar, cast
 from urllib.parse import urlsplit
 
-import httpx
 import numpy as np
 import numpy.typing as npt
 
@@ -48,6 +47,13 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.objects import Node, Pod
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    from kubesched._lazy import lazy_module
+
+    httpx = lazy_module("httpx")  # imported when an extender is configured (a scheduler without any never needs it)
 
 USER_AGENT = "kubesched-extender-client"
 # MaxNodeScore / MaxExtenderPriority: an extender's 0..10 scores are scaled to 0..100.

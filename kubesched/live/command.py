@@ -12,23 +12,33 @@ stop popping pods, wait for binds in flight and release the lease.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 import signal
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubesched.cluster.live import ApiClient, ApiLeaseClient, lease_request_timeout
+from kubesched.cluster.live import (
+    ApiClient,
+    ApiLeaseClient,
+    FirstLists,
+    LiveCluster,
+    LiveOptions,
+    lease_request_timeout,
+)
 from kubesched.config import KubeSchedulerConfiguration, default_configuration, load_config
-from kubesched.errors import ConfigError
+from kubesched.errors import ConfigError, KubeschedError
 from kubesched.features import Features, KubeVersion, features_for
 from kubesched.live.flags import DeprecatedFlags, LeaderElectionFlags, ServingOptions
-from kubesched.live.leader import LeaderElector
-from kubesched.live.runner import RunResult, run_scheduler
-from kubesched.live.serving import HealthChecks, SchedulerMetrics, TLSSettings, build_app, start_serving
-from kubesched.plugins.registry import Factory
+from kubesched.live.serving import HealthChecks, SchedulerMetrics, ServingThread, TLSSettings, bind_serving, build_app
+
+if TYPE_CHECKING:
+    from kubesched.live.leader import LeaderElector
+    from kubesched.live.runner import RunResult
+    from kubesched.plugins.registry import Factory
 
 log = logging.getLogger("kubesched.run")
 
@@ -177,11 +187,13 @@ def install_stop_signals(stop: threading.Event, on_signal: Callable[[], None] | 
 
 
 def run(options: RunOptions, serving: ServingOptions, leader_election_flags: LeaderElectionFlags,
-        registry: Mapping[str, Factory], *, stop: threading.Event | None = None,
+        registry: Mapping[str, Factory] | Callable[[], Mapping[str, Factory]], *, stop: threading.Event | None = None,
         api: ApiClient | None = None) -> RunResult:
     """kube-scheduler's Run. Returns when stopped ("stopped": binds in flight finished, lease
     released) or as soon as leadership is lost ("lost-leadership"). ``api`` replaces the client
-    the configuration and ``--kubeconfig`` / ``--master`` would give (it is closed on return)."""
+    the configuration and ``--kubeconfig`` / ``--master`` would give (it is closed on return).
+    ``registry``: the plugin registry, or what makes it (called once the informers' first LISTs
+    are sent: the plugins' modules are imported while the API server answers)."""
     features = features_for(options.kube_version, options.feature_gates)
     cfg = effective_configuration(options, leader_election_flags, features)
     le = cfg.leader_election
@@ -189,22 +201,28 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     if api is None:
         api = ApiClient.for_client_connection(cfg.client_connection, kubeconfig=options.kubeconfig,
                                               master=options.master)
-    warn_on_version_skew(api, features)
+    # The informers' first LISTs go out now; the scheduler (its modules, plugins, cache and queue)
+    # is imported and built while the API server answers them.
+    first_lists = FirstLists(api, cfg.features)
+    # Only a log line depends on the API server's /version: read meanwhile, not on the way to scheduling.
+    threading.Thread(target=warn_on_version_skew, args=(api, features), name="version-skew", daemon=True).start()
     restore_signals = install_stop_signals(stop)
     metrics = SchedulerMetrics()
     metrics.disable(serving.disabled_metrics)
     checks = HealthChecks()
-    server = None
+    server: _DeferredServing | None = None
     elector: LeaderElector | None = None
     try:
         if serving.enabled:
             cert_file, key_file = serving.certificate()
-            server = start_serving(build_app(metrics, checks), bind_address=serving.bind_address,
-                                   secure_port=serving.secure_port, cert_file=cert_file, key_file=key_file,
-                                   tls=TLSSettings(serving.tls_min_version, serving.cipher_suites),
-                                   reuse_port=serving.permit_port_sharing)
-            if server is not None:
-                log.info("serving health and metrics on %s", server.url)
+            # The port is bound (and listening) now; the web server starts once scheduling has
+            # begun, so that its imports do not delay the first bind (a restarted scheduler's).
+            bound = bind_serving(functools.partial(build_app, metrics, checks), bind_address=serving.bind_address,
+                                 secure_port=serving.secure_port, cert_file=cert_file, key_file=key_file,
+                                 tls=TLSSettings(serving.tls_min_version, serving.cipher_suites),
+                                 reuse_port=serving.permit_port_sharing)
+            if bound is not None:
+                server = _DeferredServing(bound, stop)
         is_leader = _always
         on_synced: Callable[[], None] = checks.mark_synced
         wakers: list[Callable[[], None]] = []
@@ -214,6 +232,7 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
                 w()
 
         if le.leader_elect:
+            from kubesched.live.leader import LeaderElector
 
             def on_started_leading(ev: threading.Event) -> None:
                 log.info("started leading (lease %s/%s)", le.resource_namespace, le.resource_name)
@@ -247,10 +266,19 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
 
             on_synced = synced_then_elect
 
-        return run_scheduler(cfg, api, stop, is_leader, registry=registry, metrics=metrics,
-                             on_synced=on_synced, register_wake=wakers.append,
-                             deterministic=options.deterministic,
-                             pod_max_in_unschedulable_pods_duration=options.pod_max_in_unschedulable_pods_duration)
+        from kubesched.live.runner import run_scheduler
+
+        cluster = LiveCluster(api, scheduler_names=[p.scheduler_name for p in cfg.profiles],
+                              options=LiveOptions(features=cfg.features), first_lists=first_lists)
+        result = run_scheduler(cfg, cluster, stop, is_leader,
+                               registry=registry() if callable(registry) else registry, metrics=metrics,
+                               on_synced=on_synced, register_wake=wakers.append,
+                               on_running=server.start if server is not None else None,
+                               deterministic=options.deterministic,
+                               pod_max_in_unschedulable_pods_duration=options.pod_max_in_unschedulable_pods_duration)
+        if server is not None:
+            server.raise_failure()
+        return result
     finally:
         checks.mark_shutting_down()
         # Binds in flight are done (run_scheduler waited for them): only now is the lease released.
@@ -260,6 +288,45 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
             server.stop()
         api.close()
         restore_signals()
+
+
+class _DeferredServing:
+    """Health and metrics serving on a port bound at the start, served from when :meth:`start` is
+    called (by the scheduling loop, once it runs: kubesched.live.runner's ``on_running``) on a
+    thread of its own. A failure to serve stops the scheduler (``stop``) and is raised by
+    :meth:`raise_failure`, as a failure at the start would be."""
+
+    def __init__(self, server: ServingThread, stop: threading.Event) -> None:
+        self._server = server
+        self._stop = stop
+        self._lock = threading.Lock()
+        self._closed = False
+        self._failure: KubeschedError | None = None
+
+    def start(self) -> None:
+        threading.Thread(target=self._serve, name="kubesched-serving-start", daemon=True).start()
+
+    def _serve(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._server.start()
+            except KubeschedError as e:
+                log.error("cannot serve health and metrics: %s", e)
+                self._failure = e
+                self._stop.set()
+                return
+        log.info("serving health and metrics on %s", self._server.url)
+
+    def raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    def stop(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._server.stop()
 
 
 def warn_on_version_skew(api: ApiClient, features: Features) -> str | None:

@@ -52,12 +52,16 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
+from kubesched._lazy import lazy_module
 from kubesched.config.types import LeaderElection
 from kubesched.errors import ApiError, ConfigError
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")  # only HttpLeaseClient's callers have an httpx client: imported then
 
 log = logging.getLogger("kubesched.leaderelection")
 

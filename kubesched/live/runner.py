@@ -95,6 +95,9 @@ DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 BACKOFF_FLUSH_PERIOD = 1.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+# A replica that does not lead (a standby waiting for the lease) is "running" -- LiveScheduler.run's
+# on_running -- after this long: it makes no scheduling attempt to wait for.
+STANDBY_RUNNING_AFTER = 1.0
 
 # The storage informers' events (eventhandlers.go: buildEvtResHandler, "<Kind><Action>" labels).
 _STORAGE_EVENTS: dict[str, tuple[str, str]] = {
@@ -581,18 +584,23 @@ class LiveScheduler:
             self._next_unschedulable_flush = now + UNSCHEDULABLE_FLUSH_PERIOD
         return True
 
-    def run(self, stop: threading.Event | None = None, is_leader: Callable[[], bool] | None = None) -> str:
+    def run(self, stop: threading.Event | None = None, is_leader: Callable[[], bool] | None = None,
+            on_running: Callable[[], None] | None = None) -> str:
         """Schedule until ``stop`` is set or :meth:`stop` is called ("stopped"), or until
         ``is_leader`` turns False after having been True ("lost-leadership"). Pods are popped
         only while leading; once leadership is lost nothing is bound and a failed cycle's API
         calls are not made. Call :meth:`wake` when leadership changes: the loop reacts at once
-        (else within 50 ms, or the end of a 250 ms wait for a pod)."""
+        (else within 50 ms, or the end of a 250 ms wait for a pod). ``on_running`` is called
+        once, when the loop has made its first scheduling attempt (its bind, if any, under way),
+        or has waited :data:`STANDBY_RUNNING_AFTER` s without leading: what can wait for the
+        first bind starts then (``kubesched run``'s health and metrics serving)."""
         stop = stop if stop is not None else threading.Event()
         self._is_leader = is_leader
         led = False
         # Freed C-heap pages back to the OS every few seconds, as Go's runtime scavenger
         # does for kube-scheduler (kubesched._runtime.scavenger).
         scavenger = Scavenger()
+        standby_until = time.monotonic() + STANDBY_RUNNING_AFTER
         while not stop.is_set() and not self._stopping.is_set():
             if is_leader is not None and not is_leader():
                 if led:
@@ -600,9 +608,17 @@ class LiveScheduler:
                 with self._cond:
                     if not is_leader():
                         self._wait_for_change(0.05)
+                if on_running is not None and time.monotonic() >= standby_until:
+                    running = on_running
+                    on_running = None
+                    running()
                 continue
             led = True
             self.schedule_one(wait=0.25)
+            if on_running is not None:
+                running = on_running
+                on_running = None
+                running()
             scavenger.tick()
         return "stopped"
 
@@ -947,7 +963,7 @@ def run_scheduler(config: KubeSchedulerConfiguration | None, client: ApiClient |
                   registry: Mapping[str, Factory] | None = None, metrics: RunnerMetrics | None = None,
                   on_synced: Callable[[], None] | None = None, sync_timeout: float | None = None,
                   register_wake: Callable[[Callable[[], None]], None] | None = None,
-                  **options: Any) -> RunResult:
+                  on_running: Callable[[], None] | None = None, **options: Any) -> RunResult:
     """kube-scheduler's Run: start the informers and wait for their sync (whether leading or
     not, as ``delayCacheUntilActive: false``), then schedule while ``is_leader()``. Returns
     when ``stop_event`` is set, or as soon as leadership is lost after having been held
@@ -955,7 +971,7 @@ def run_scheduler(config: KubeSchedulerConfiguration | None, client: ApiClient |
     for and the informers stopped before returning. ``on_synced`` is called once the caches
     are synced (readiness; kube-scheduler starts leader election only then).
     ``register_wake`` is given :meth:`LiveScheduler.wake`, to be called when leadership
-    changes. ``options`` go to :class:`LiveScheduler` (deterministic, seed, bind_workers,
+    changes. ``on_running``: see :meth:`LiveScheduler.run`. ``options`` go to :class:`LiveScheduler` (deterministic, seed, bind_workers,
     pod_max_in_unschedulable_pods_duration)."""
     cfg = config if config is not None else default_configuration()
     if isinstance(client, LiveCluster):
@@ -971,7 +987,7 @@ def run_scheduler(config: KubeSchedulerConfiguration | None, client: ApiClient |
             return RunResult("stopped", sched.stats)
         if on_synced is not None:
             on_synced()
-        reason = sched.run(stop_event, is_leader)
+        reason = sched.run(stop_event, is_leader, on_running)
         return RunResult(reason, sched.stats)
     finally:
         sched.stop()

@@ -30,19 +30,23 @@ import ssl
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import uvicorn
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
 
 from kubesched._serving import ThreadedServer
 from kubesched.errors import ConfigError
+
+if TYPE_CHECKING:
+    # The web server (uvicorn, starlette: ~0.1 s of imports) is imported when serving starts, which
+    # `kubesched run` does once it schedules (see :func:`bind_serving`); the metrics are needed
+    # from the first scheduling cycle on.
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
 
 log = logging.getLogger("kubesched.serving")
 
@@ -406,6 +410,8 @@ _TEXT_HEADERS = {"X-Content-Type-Options": "nosniff"}
 
 
 def _text(body: str, status: int = 200) -> Response:
+    from starlette.responses import PlainTextResponse
+
     return PlainTextResponse(body, status_code=status, headers=_TEXT_HEADERS)
 
 
@@ -418,6 +424,9 @@ class MetricsSource(Protocol):
 
 def build_app(metrics: MetricsSource, checks: HealthChecks) -> Starlette:
     """The ASGI app serving /metrics and the health endpoints."""
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
 
     def metrics_endpoint(request: Request) -> Response:
         return Response(metrics.render(), media_type=METRICS_CONTENT_TYPE)
@@ -480,39 +489,71 @@ class TLSSettings:
                                   + " is available in this OpenSSL") from None
 
 
-class _TLSConfig(uvicorn.Config):
-    """uvicorn's Config with the TLS settings applied to the SSL context it creates."""
+@functools.cache
+def _tls_config_class() -> Callable[..., uvicorn.Config]:
+    """uvicorn's Config with the TLS settings applied to the SSL context it creates (a class made
+    on first use: uvicorn is imported only when serving starts)."""
+    import uvicorn
 
-    def __init__(self, *args: Any, tls: TLSSettings, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.tls = tls
+    class TLSConfig(uvicorn.Config):
+        def __init__(self, *args: Any, tls: TLSSettings, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.tls = tls
 
-    def load(self) -> None:
-        super().load()
-        if self.ssl is not None:
-            self.tls.apply(self.ssl)
+        def load(self) -> None:
+            super().load()
+            if self.ssl is not None:
+                self.tls.apply(self.ssl)
+
+    return TLSConfig
+
+
+def _check_tls(cert_file: str | None, key_file: str | None, tls: TLSSettings) -> None:
+    """What serving's TLS would fail on, checked before serving starts: the pair given together,
+    readable, matching, and the TLS settings known (uvicorn makes its SSL context likewise)."""
+    if bool(cert_file) != bool(key_file):
+        raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
+    if not cert_file:
+        return
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert_file, key_file)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"cannot serve with --tls-cert-file {cert_file} and --tls-private-key-file {key_file}: "
+                          f"{getattr(e, 'strerror', None) or e}") from None
+    tls.apply(context)
 
 
 def _uvicorn_config(app: Any, host: str, port: int, cert_file: str | None, key_file: str | None,
                     log_level: str, tls: TLSSettings = TLSSettings()) -> uvicorn.Config:
     if bool(cert_file) != bool(key_file):
         raise ConfigError("--tls-cert-file and --tls-private-key-file must be given together")
-    return _TLSConfig(app, host=host, port=port, log_level=log_level, lifespan="off", log_config=None,
-                      ssl_certfile=cert_file or None, ssl_keyfile=key_file or None, access_log=False,
-                      timeout_graceful_shutdown=2, tls=tls)
+    return _tls_config_class()(app, host=host, port=port, log_level=log_level, lifespan="off", log_config=None,
+                               ssl_certfile=cert_file or None, ssl_keyfile=key_file or None, access_log=False,
+                               timeout_graceful_shutdown=2, tls=tls)
 
 
 class ServingThread(ThreadedServer):
     """Serve an ASGI app from a daemon thread on a socket bound up front (``port=0`` picks a
-    free port — for tests; use :func:`start_serving` for the ``--secure-port`` semantics)."""
+    free port — for tests; use :func:`start_serving` for the ``--secure-port`` semantics).
+    ``make_app`` instead of ``app``: the app is made when serving starts (:func:`bind_serving`)."""
 
     what = "serving"
 
-    def __init__(self, app: Any, *, host: str = DEFAULT_BIND_ADDRESS, port: int = 0, cert_file: str | None = None,
-                 key_file: str | None = None, log_level: str = "warning", tls: TLSSettings = TLSSettings(),
-                 reuse_port: bool = False) -> None:
-        super().__init__(_uvicorn_config(app, host, port, cert_file, key_file, log_level, tls), host=host,
-                         port=port, https=bool(cert_file), thread_name="kubesched-serving", reuse_port=reuse_port)
+    def __init__(self, app: Any = None, *, host: str = DEFAULT_BIND_ADDRESS, port: int = 0,
+                 cert_file: str | None = None, key_file: str | None = None, log_level: str = "warning",
+                 tls: TLSSettings = TLSSettings(), reuse_port: bool = False,
+                 make_app: Callable[[], Any] | None = None) -> None:
+        if (app is None) == (make_app is None):
+            raise ValueError("ServingThread serves an app or what make_app makes: give one of them")
+        _check_tls(cert_file, key_file, tls)
+
+        def config() -> uvicorn.Config:
+            return _uvicorn_config(app if make_app is None else make_app(), host, port, cert_file, key_file,
+                                   log_level, tls)
+
+        super().__init__(config, host=host, port=port, https=bool(cert_file), thread_name="kubesched-serving",
+                         reuse_port=reuse_port)
 
 
 def start_serving(app: Any, *, bind_address: str = DEFAULT_BIND_ADDRESS, secure_port: int = DEFAULT_SECURE_PORT,
@@ -529,6 +570,25 @@ def start_serving(app: Any, *, bind_address: str = DEFAULT_BIND_ADDRESS, secure_
                           "secure port")
     return ServingThread(app, host=bind_address, port=secure_port, cert_file=cert_file, key_file=key_file,
                          log_level=log_level, tls=tls, reuse_port=reuse_port).start()
+
+
+def bind_serving(make_app: Callable[[], Any], *, bind_address: str = DEFAULT_BIND_ADDRESS,
+                 secure_port: int = DEFAULT_SECURE_PORT, cert_file: str | None = None, key_file: str | None = None,
+                 log_level: str = "warning", tls: TLSSettings = TLSSettings(),
+                 reuse_port: bool = False) -> ServingThread | None:
+    """:func:`start_serving` in two steps, for ``kubesched run``'s start: on return the port is
+    bound and listening (a port in use, or TLS files that cannot serve, fail here, at the start,
+    as before) and the returned server's :meth:`~ServingThread.start` -- which imports the web
+    server, makes the app (``make_app()``) and serves -- is left to the caller, which calls it
+    once scheduling has begun. A request that comes meanwhile waits in the listen backlog and
+    is answered once serving starts. None when the port is 0."""
+    if secure_port == 0:
+        return None
+    if not 0 < secure_port < 65536:
+        raise ConfigError(f"--secure-port {secure_port} must be between 0 and 65535, inclusive. 0 for turning off "
+                          "secure port")
+    return ServingThread(host=bind_address, port=secure_port, cert_file=cert_file, key_file=key_file,
+                         log_level=log_level, tls=tls, reuse_port=reuse_port, make_app=make_app)
 
 
 def self_signed_pair(cert_dir: str, pair_name: str, bind_address: str) -> tuple[str, str]:
