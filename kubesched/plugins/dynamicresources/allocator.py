@@ -81,7 +81,10 @@ _VERDICTS_LIMIT = 500_000
 # pools computed under one token are reused by later pods while the slices are the same.
 _SLICES_SEEN: list[tuple[tuple[ResourceSlice, ...], object]] = []
 # (node name, features) -> (token, pools, candidates).
-_POOLS: dict[tuple[str, AllocatorFeatures], tuple[object, list[_Pool], list[_Candidate]]] = {}
+_POOLS: dict[tuple[str, int], tuple[object, list[_Pool], list[_Candidate]]] = {}
+# AllocatorFeatures -> a small number (the _POOLS key); the slices grouped by node, per token.
+_FEATURE_IDS: dict[AllocatorFeatures, int] = {}
+_GROUPED: dict[int, tuple[object, dict[str, list[ResourceSlice]], list[ResourceSlice]]] = {}
 _POOLS_LIMIT = 200_000
 # Allocate's outcome per node for claims of one spec object (a template's claims share it) and
 # one use of the node's devices: pods of one template meet the same nodes again and again, and
@@ -535,14 +538,23 @@ class Allocator:
         self._all = slices
         self._token = _slices_token(slices)
         # Slices by nodeName (the common case); the others (no nodeName, or shared counters)
-        # are relevant to every node.
-        self._by_node: dict[str, list[ResourceSlice]] = {}
-        self._shared: list[ResourceSlice] = []
-        for s in slices:
-            if not s.node_name or s.shared_counters:
-                self._shared.append(s)
-            else:
-                self._by_node.setdefault(s.node_name, []).append(s)
+        # are relevant to every node. Built once per set of slices (an allocator is built per pod).
+        grouped = _GROUPED.get(id(self._token))
+        if grouped is None or grouped[0] is not self._token:
+            by_node: dict[str, list[ResourceSlice]] = {}
+            shared: list[ResourceSlice] = []
+            for s in slices:
+                if not s.node_name or s.shared_counters:
+                    shared.append(s)
+                else:
+                    by_node.setdefault(s.node_name, []).append(s)
+            _GROUPED.clear()
+            grouped = _GROUPED[id(self._token)] = (self._token, by_node, shared)
+        self._by_node: dict[str, list[ResourceSlice]] = grouped[1]
+        self._shared: list[ResourceSlice] = grouped[2]
+        # GatherPools' cache key: the features by a small number (hashing the dataclass per
+        # node was a tenth of Filter).
+        self._features_id = _FEATURE_IDS.setdefault(self.features, len(_FEATURE_IDS))
         self._memo_keys: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         # checkAvailableCounters' availableCounters: per pool name, computed once.
         self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
@@ -551,7 +563,7 @@ class Allocator:
 
     def _pools(self, node: Node) -> tuple[list[_Pool], list[_Candidate]]:
         """GatherPools for ``node`` and the devices of its usable pools in allocation order."""
-        key = (node.name, self.features)
+        key = (node.name, self._features_id)
         hit = _POOLS.get(key)
         if hit is not None and hit[0] is self._token:
             return hit[1], hit[2]

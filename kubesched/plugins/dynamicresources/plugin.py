@@ -185,6 +185,9 @@ class DynamicResources:
         # The devices of every allocated claim, kept across pods (AllocatedTracker).
         self._allocated = AllocatedTracker()
         self._extended_resources = handle.features.enabled("DRAExtendedResource")
+        f = handle.features
+        self._binding_conditions_on = f.enabled("DRADeviceBindingConditions") and f.enabled(
+            "DRAResourceClaimDeviceStatus")
 
     def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
         """SignPod (OpportunisticBatching): a pod with resource claims is not signable (its
@@ -295,8 +298,7 @@ class DynamicResources:
             device_binding=self._binding_conditions(), consumable_capacity=f.enabled("DRAConsumableCapacity"))
 
     def _binding_conditions(self) -> bool:
-        f = self.handle.features
-        return f.enabled("DRADeviceBindingConditions") and f.enabled("DRAResourceClaimDeviceStatus")
+        return self._binding_conditions_on
 
     def _extended_claim(self, pod: Pod, s: _StateData, classes: Mapping[str, DeviceClass]) -> ResourceClaim | None:
         """preFilterExtendedResources: the special claim when the pod requests an extended
@@ -464,6 +466,9 @@ class DynamicResources:
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
         s = state.get(_STATE_KEY)
         if s is None or not s.claims or not s.node_allocations:
+            return np.zeros(len(rows), np.int64)
+        if not any(req.first_available for claim in s.claims for req in claim.spec.requests):
+            # computeScore counts allocated firstAvailable subrequests only: every node scores 0.
             return np.zeros(len(rows), np.int64)
         nodes = table.nodes
         out = np.zeros(len(rows), np.int64)
