@@ -318,6 +318,9 @@ class Scheduler:
         self.features = features if features is not None else DEFAULT_FEATURES
         # 1.36's selectHost walks a container/heap; 1.30 samples ties at random.
         self._heap_select = self.features.enabled("HeapSelectHost")
+        # False: pods with per-node-only filters go node by node through every filter (tests
+        # compare both).
+        self.hybrid_filters = True
         self._absent_statuses = self.features.enabled("PreFilterAbsentNodes")
         self.cache = cache
         self.nominator = nominator
@@ -420,6 +423,8 @@ class Scheduler:
             return [nodes[(start + i) % n] for i in range(min(k, n))]
         batch, per_node = fwk.batch_filters(state)
         if per_node:
+            if batch and self.hybrid_filters:
+                return self._filter_hybrid(fwk, state, pod, diagnosis, nodes, start, k, batch)
             return self._filter_node_by_node(fwk, state, pod, diagnosis, nodes, start, k)
         table = self.cache.table
         by_row = self.cache.by_row
@@ -540,6 +545,92 @@ class Scheduler:
                 raise ScheduleError(s.message)
             statuses[ni.name] = s
             diagnosis.add_plugin_status(s)
+        return feasible
+
+    def _filter_hybrid(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                       nodes: Sequence[NodeInfo], start: int, k: int, batch: list[tuple[Any, Any, Any]]
+                       ) -> list[NodeInfo]:
+        """The node-by-node loop of :meth:`_filter_node_by_node` when only some active filters
+        are per-node (a pod with DRA claims: DynamicResources), with the others' verdicts from
+        their batch filters: per node, RunFilterPlugins stops at the first failing plugin in
+        chain order, so a per-node plugin runs on a node only when every batch plugin before
+        it passed there (as in the chain), and a node failing a batch plugin first gets that
+        plugin's status (built for all of them at once, as the batch path does). Nodes with
+        nominated pods of >= priority take RunFilterPluginsWithNominatedPods whole. Same
+        nodes, statuses, order and cutoff as the node-by-node loop; the per-node plugins see
+        the same nodes in the same order."""
+        n = len(nodes)
+        skip = state.skip_filter_plugins
+        chain = [p for p in fwk.filter if p.name not in skip]
+        position = {p.name: i for i, p in enumerate(chain)}
+        batch_names = {b[0].name for b in batch}
+        per_node = [(position[p.name], p) for p in chain if p.name not in batch_names]
+        batch_at = np.fromiter((position[b[0].name] for b in batch), np.int64, len(batch))
+        first_per_node = per_node[0][0]
+        table = self.cache.table
+        by_row = self.cache.by_row
+        base, positions = self._rows(nodes)
+        nom_at, _, _ = self._nominated_positions(pod, positions, start, n)
+        nominated = set(nom_at.tolist())
+        statuses = diagnosis.node_to_status
+        feasible: list[NodeInfo] = []
+        failed_rows: list[IntArray] = []
+        failed_masks: list[BoolArray] = []
+        evaluated = 0
+        size = self._first_chunk(k, n)
+        done = False
+        while not done and evaluated < n:
+            stop = min(n, evaluated + size)
+            rows = self._rotated(base, start, evaluated, stop)
+            masks = np.empty((len(batch), stop - evaluated), np.bool_)
+            for j, (_, fb, _) in enumerate(batch):
+                masks[j] = fb(state, pod, table, rows)
+            ok = np.logical_and.reduce(masks, axis=0)
+            # Per node, the chain position of its first failing batch plugin (past the end: none).
+            fail_at = np.where(ok, len(chain), batch_at[np.argmin(masks, axis=0)])
+            by_batch: list[int] = []
+            for j, (row, fails_at) in enumerate(zip(rows.tolist(), fail_at.tolist(), strict=True)):
+                if evaluated + j in nominated:
+                    ni = by_row[row]
+                    assert ni is not None
+                    st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                elif fails_at < first_per_node:
+                    by_batch.append(j)
+                    continue
+                else:
+                    ni = by_row[row]
+                    assert ni is not None
+                    st = None
+                    for at, p in per_node:
+                        if at > fails_at:
+                            break
+                        st = fwk.run_filter_plugin(p, state, pod, ni)
+                        if st is not None:
+                            break
+                    if st is None and fails_at < len(chain):
+                        by_batch.append(j)
+                        continue
+                if st is None or st.code == Code.SUCCESS:
+                    if len(feasible) >= k:
+                        done = True  # the (k+1)-th feasible node cancels the search, uncounted
+                        break
+                    feasible.append(ni)
+                    continue
+                if st.code == Code.ERROR:
+                    raise ScheduleError(st.message)
+                statuses[ni.name] = st
+                diagnosis.add_plugin_status(st)
+            if by_batch:
+                sel = np.asarray(by_batch, np.int64)
+                failed_rows.append(rows[sel])
+                failed_masks.append(masks[:, sel])
+            evaluated = stop
+            need = k + 1 - len(feasible)
+            size = max(evaluated, -(-need * 5 * evaluated // (4 * len(feasible))) if feasible else 0)
+        if failed_rows:
+            rows = failed_rows[0] if len(failed_rows) == 1 else np.concatenate(failed_rows)
+            masks = failed_masks[0] if len(failed_masks) == 1 else np.concatenate(failed_masks, axis=1)
+            self._rejected_statuses(fwk, state, pod, diagnosis, rows, batch, masks)
         return feasible
 
     def _nominated_positions(self, pod: Pod, positions: IntArray, start: int, n: int

@@ -17,7 +17,7 @@ from kubesched._runtime.profile import build_framework
 from kubesched.cluster.memory import MemoryObjects
 from kubesched.config import default_configuration
 from kubesched.features import FEATURES_1_30, FEATURES_1_36, Features
-from kubesched.framework import CycleState, NodeInfo, Status
+from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
 from kubesched.objects import Node, Pod
 from kubesched.plugins.registry import registry_for
 from kubesched.scheduler import Scheduler, truncate_message
@@ -265,3 +265,62 @@ def test_batch_filtering_statuses_equal_run_filter_plugins(seed: int) -> None:
     assert a.failures == {n: st for n, st in want.items() if st is not None}
     assert a.feasible == sorted(n for n, st in want.items() if st is None)
     assert a.diagnosis.unschedulable_plugins == {st.plugin for st in want.values() if st is not None}
+
+
+class RecordingRejecter:
+    """A user's per-node Filter plugin (no filter_batch) in the middle of the chain: rejects
+    the nodes it is given and records every node it was asked about, in order."""
+
+    name = "RecordingRejecter"
+
+    def __init__(self, rejected: set[str], calls: list[str]) -> None:
+        self.rejected = rejected
+        self.calls = calls
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        self.calls.append(node_info.name)
+        return Status.unschedulable("rejected by the user's plugin") if node_info.name in self.rejected else None
+
+
+def _hybrid_case(seed: int, hybrid: bool) -> list[Any]:
+    rng = random.Random(seed)
+    n = rng.randint(5, 260)
+    built = []
+    for i in range(n):
+        b = make_node().name(f"n{i:03d}").capacity(cpu=rng.choice(["1", "2", "4"]), memory="8Gi", pods=110)
+        if rng.random() < 0.2:
+            b = b.taint("dedicated", rng.choice(["a", "b"]))
+        built.append(b.obj())
+    running = [make_pod().name(f"r{i}").node(rng.choice(built).name).req(cpu=rng.choice(["500m", "1"])).obj()
+               for i in range(rng.randint(0, n))]
+    rejected = {node.name for node in built if rng.random() < 0.3}
+    calls: list[str] = []
+    # The user's plugin before TaintToleration and NodeResourcesFit (moved after it): batch
+    # verdicts on both sides of it.
+    moved = [{"name": "TaintToleration"}, {"name": "NodeResourcesFit"}]
+    cfg = config({"plugins": {"filter": {"enabled": [{"name": "RecordingRejecter"}, *moved], "disabled": moved}}})
+    s = make_scheduler(built, running, profile=cfg.profiles[0], percentage=rng.choice([0, 10, 50, 100]),
+                       reg=registry(RecordingRejecter=lambda args, handle: RecordingRejecter(rejected, calls)))
+    s.hybrid_filters = hybrid
+    for i in range(rng.randint(0, 6)):
+        nominee = make_pod().name(f"nominee-{i}").priority(rng.choice([0, 10])).req(cpu=rng.choice(["1", "2"])).obj()
+        s.nominator.add(PodInfo(nominee), rng.choice(built).name)
+    out: list[Any] = []
+    for j in range(4):
+        b = make_pod().name(f"p{j}").req(cpu=rng.choice(["100m", "1", "3"]))
+        if rng.random() < 0.5:
+            b = b.toleration(key="dedicated", operator="Exists")
+        a = s.schedule_one(b.obj())
+        out.append((a.outcome, a.node, a.feasible, sorted((k, v.code, v.reasons, v.plugin)
+                                                          for k, v in a.diagnosis.node_to_status.items()),
+                    a.message, s.next_start_node_index, list(calls)))
+        calls.clear()
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60), ids=lambda s: f"random cluster {s}: batch filters around a per-node "
+                                                          "plugin decide as the node-by-node loop")
+def test_batch_filters_around_a_per_node_plugin_equal_the_node_by_node_loop(seed: int) -> None:
+    got = _hybrid_case(seed, True)
+    assert got == _hybrid_case(seed, False)
+    assert any(calls for *_, calls in got)  # the per-node plugin took part
