@@ -43,6 +43,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import compress
 from typing import NamedTuple
 
 from kubesched.objects import Node
@@ -85,6 +86,7 @@ _POOLS: dict[tuple[str, int], tuple[object, list[_Pool], list[_Candidate]]] = {}
 # AllocatorFeatures -> a small number (the _POOLS key); the slices grouped by node, per token.
 _FEATURE_IDS: dict[AllocatorFeatures, int] = {}
 _GROUPED: dict[int, tuple[object, dict[str, list[ResourceSlice]], list[ResourceSlice]]] = {}
+_IDS: dict[int, tuple[Sequence[_Candidate], list[DeviceID]]] = {}
 _POOLS_LIMIT = 200_000
 # Allocate's outcome per node for claims of one spec object (a template's claims share it) and
 # one use of the node's devices: pods of one template meet the same nodes again and again, and
@@ -526,6 +528,16 @@ class _DistinctAttribute(_Constraint):
             self.num -= 1
 
 
+def _candidate_ids(candidates: Sequence[_Candidate]) -> list[DeviceID]:
+    """The candidates' device ids, kept with the (cached, never changed) candidate list."""
+    got = _IDS.get(id(candidates))
+    if got is None or got[0] is not candidates:
+        if len(_IDS) >= _POOLS_LIMIT:
+            _IDS.clear()
+        got = _IDS[id(candidates)] = (candidates, [c.id for c in candidates])
+    return got[1]
+
+
 # ---------------------------------------------------------------- Allocator
 class Allocator:
     """NewAllocator: built once per pod (PreFilter), ``allocate`` per node (Filter)."""
@@ -644,7 +656,8 @@ class Allocator:
         if key is not None:
             hit = _ALLOCS.get(key)
             if hit is not None and hit[0] is node and hit[1] is self.classes and hit[2] is self._token and \
-                    all(a is b for a, b in zip(hit[3], specs, strict=True)):
+                    (hit[3][0] is specs[0] if len(specs) == 1 else all(a is b for a, b in zip(hit[3], specs,
+                                                                                             strict=True))):
                 return list(hit[4]) if hit[4] is not None else None
         search = _Search(self, node, list(claims), pools, candidates)
         if not search.run():
@@ -669,13 +682,17 @@ class Allocator:
             return None
         st = self.allocated
         shared = self._shared_devices()
-        used = tuple(i for i, c in enumerate(candidates)
-                     if c.id in st.devices or c.id in shared or c.id in st.capacity)
+        ids = _candidate_ids(candidates)
+        if not shared and not st.capacity:
+            # Only dedicated devices (the usual case): the membership tests run in C.
+            used = tuple(compress(range(len(ids)), map(st.devices.__contains__, ids)))
+        else:
+            used = tuple(i for i, did in enumerate(ids) if did in st.devices or did in shared or did in st.capacity)
         caps = tuple((i, tuple(sorted(st.capacity[candidates[i].id].items()))) for i in used
                      if candidates[i].id in st.capacity) if st.capacity else ()
         shares = tuple((i, tuple(sorted(sh for d, sh in st.shared if d == candidates[i].id))) for i in used
                        if candidates[i].id in shared) if shared else ()
-        return (node.name, id(node), self._key_prefix, tuple(id(c.spec) for c in claims), used, caps, shares)
+        return (node.meta.name, id(node), self._key_prefix, tuple(id(c.spec) for c in claims), used, caps, shares)
 
     def _shared_devices(self) -> frozenset[DeviceID]:
         st = self.allocated

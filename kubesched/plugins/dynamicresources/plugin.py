@@ -412,12 +412,15 @@ class DynamicResources:
             return None
         node = node_info.node
         assert node is not None
-        node_claim, status = self._filter_extended(s, pod, node_info)
-        if status is not None:
-            return status
-        if node_claim is None and s.user_claims == 0:
-            return None
-        unavailable = [i for i, sel in s.available_on.items() if not node_selector_matches(sel, node)]
+        node_claim: ResourceClaim | None = None
+        if s.extended is not None:
+            node_claim, status = self._filter_extended(s, pod, node_info)
+            if status is not None:
+                return status
+            if node_claim is None and s.user_claims == 0:
+                return None
+        unavailable = [i for i, sel in s.available_on.items() if not node_selector_matches(sel, node)] \
+            if s.available_on else []
         if self._binding_conditions():
             # isClaimReadyForBinding: a true binding-failure condition makes the claim unavailable.
             for i, claim in enumerate(s.claims):
