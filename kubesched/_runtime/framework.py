@@ -115,6 +115,7 @@ class Framework:
                                 for p in self.pre_filter}
         self._filter_batch = {p.name: getattr(p, "filter_batch", None) for p in self.filter}
         self._filter_batch_status = {p.name: getattr(p, "filter_batch_status", None) for p in self.filter}
+        self._filter_batch_applies = {p.name: getattr(p, "filter_batch_applies", None) for p in self.filter}
         self._score_batch = {p.name: getattr(p, "score_batch", None) for p in self.score}
         self._normalize = {p.name: getattr(p, "normalize_score", None) for p in self.score}
         self._normalize_batch = {p.name: getattr(p, "normalize_score_batch", None) for p in self.score}
@@ -343,7 +344,8 @@ class Framework:
         next to ``filter_batch``: per row an index into ``statuses``, the exact Status the
         per-node ``filter`` returns (``statuses[0]`` is None: the node fits). It lets the
         scheduler build the status of every rejected node without calling ``filter`` once
-        per node."""
+        per node. ``filter_batch_applies(state) -> bool``, also optional, says whether the
+        batch methods hold for this cycle: False makes the plugin per-node for it."""
         skip = state.skip_filter_plugins
         batch: list[tuple[Any, Any, Any]] = []
         per_node: list[Any] = []
@@ -351,7 +353,7 @@ class Framework:
             if p.name in skip:
                 continue
             fb = self._filter_batch.get(p.name)
-            if fb is not None:
+            if fb is not None and ((applies := self._filter_batch_applies.get(p.name)) is None or applies(state)):
                 batch.append((p, fb, self._filter_batch_status.get(p.name)))
             else:
                 per_node.append(p)

@@ -39,7 +39,10 @@ statuses)``: per row an index into ``statuses`` (0 = the node fits, i >= 1 = the
 ``statuses[i]``), so rejected nodes get their exact Status without a per-node call. The
 scheduler decides pass/fail with ``filter_batch`` over chunks of rows and calls
 ``filter_batch_status`` afterwards on just the rows the plugin rejected first: both must
-accept any subset of the table's rows, in any order.
+accept any subset of the table's rows, in any order. A plugin whose batch methods hold only
+for some cycles offers ``filter_batch_applies(state) -> bool`` as well: when it returns False
+the plugin is filtered node by node in that cycle (its per-node ``filter`` then keeps any
+bookkeeping that depends on which nodes it ran on).
 
 Preemption's fast path. DefaultPreemption's dry run (SelectVictimsOnNode) and the
 scheduler's filtering of nodes holding nominated pods (RunFilterPluginsWithNominatedPods)
@@ -153,6 +156,14 @@ class BatchFilterStatusPlugin(Protocol):
                             rows: IntArray) -> tuple[IntArray, list[Status | None]]:
         """Per row, an index into the returned statuses: 0 when ``filter`` would succeed,
         otherwise the index of exactly the Status ``filter`` would return for that node."""
+        ...
+
+
+@runtime_checkable
+class BatchFilterAppliesPlugin(Protocol):
+    def filter_batch_applies(self, state: CycleState) -> bool:
+        """Whether ``filter_batch`` (and ``filter_batch_status``) hold for this cycle; False:
+        the plugin is filtered node by node in it."""
         ...
 
 

@@ -38,6 +38,7 @@ objects.
 
 from __future__ import annotations
 
+import operator
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -66,6 +67,8 @@ from kubesched.objects.model import NodeSelector, NodeSelectorTerm
 from kubesched.objects.quantity import base_value
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
 
+# ErrFailedAllocationOnNode's cause when a pool was invalid.
+INVALID_POOLS = "invalid resource pools were encountered"
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
 # Namespace of the deterministic share IDs (upstream draws a random UUID per share).
@@ -195,46 +198,60 @@ def allocated_state(claims: Iterable[ResourceClaim], consumable: bool) -> Alloca
 
 class AllocatedTracker:
     """allocatedDevices (dra_manager.go), which upstream keeps from the claims' events: the
-    state of every allocated claim, updated from what changed since the last call (claims
-    compared by their allocation's identity) instead of gathered anew for every pod. A claim
-    that lost or changed its allocation, or left, rebuilds it."""
+    state of every allocated claim, updated from what changed since the last call instead of
+    gathered anew for every pod. What changed is found in C: the claim objects that are not
+    the ones of the last call at the same place in the list (claims are immutable: a written
+    claim is a new object). A claim that lost or changed its allocation, or left, rebuilds it."""
 
-    __slots__ = ("_allocs", "_state", "_consumable")
+    __slots__ = ("_allocs", "_seen", "_state", "_consumable")
 
     def __init__(self) -> None:
-        self._allocs: dict[str, AllocationResult] = {}
+        self._allocs: dict[str, AllocationResult] = {}  # claim uid -> its allocation
+        self._seen: list[ResourceClaim] = []  # the claims of the last call
         self._state = AllocatedState()
         self._consumable: bool | None = None
 
     def state(self, claims: Iterable[ResourceClaim], consumable: bool) -> AllocatedState:
         """A fresh copy of the current state (the caller may add in-flight allocations)."""
+        claims = list(claims)  # ours: the caller's list may change
+        seen = self._seen
+        # The listers keep their claims in insertion order and a written claim in its place:
+        # compared position by position (in C), only the written, added and deleted claims
+        # differ. (A deletion shifts the rest: they differ too, and are found unchanged below.)
+        differ = list(compress(range(min(len(seen), len(claims))), map(operator.is_not, seen, claims)))
+        gone = [seen[i] for i in differ] + seen[len(claims):]
+        new = [claims[i] for i in differ] + claims[len(seen):]
+        self._seen = claims
         allocs = self._allocs
-        current: dict[str, AllocationResult] = {}
-        added: list[AllocationResult] = []
         rebuild = consumable != self._consumable
-        for c in claims:
-            a = c.allocation
-            if a is None:
-                continue
-            key = c.uid
-            current[key] = a
-            old = allocs.get(key)
-            if old is a:
-                continue
-            if old is None:
-                added.append(a)
-            else:
-                rebuild = True
-        if not rebuild and len(current) != len(allocs) + len(added):
-            rebuild = True  # a claim was deallocated or deleted
+        added: list[AllocationResult] = []
+        if gone or new:
+            # Per claim uid named by a change: its allocation now (a new object's) and before.
+            after: dict[str, AllocationResult | None] = {}
+            for c in gone:
+                after.setdefault(c.uid, None)
+            for c in new:
+                after[c.uid] = c.allocation
+            for uid, a in after.items():
+                old = allocs.get(uid)
+                if old is a:
+                    continue
+                if a is None:
+                    del allocs[uid]
+                    rebuild = True  # deallocated or deleted
+                    continue
+                allocs[uid] = a
+                if old is None:
+                    added.append(a)
+                else:
+                    rebuild = True  # re-allocated
         if rebuild:
             self._state = AllocatedState()
-            for a in current.values():
+            for a in allocs.values():
                 self._state.add(a.devices, consumable)
         else:
             for a in added:
                 self._state.add(a.devices, consumable)
-        self._allocs = current
         self._consumable = consumable
         st = self._state
         return AllocatedState(set(st.devices), set(st.shared), {d: dict(c) for d, c in st.capacity.items()})
@@ -375,7 +392,7 @@ def _slices_token(slices: Sequence[ResourceSlice]) -> object:
     """A token for the cluster's slices: the same object while they are the same objects."""
     if _SLICES_SEEN:
         seen, token = _SLICES_SEEN[0]
-        if len(seen) == len(slices) and all(a is b for a, b in zip(seen, slices, strict=True)):
+        if len(seen) == len(slices) and all(map(operator.is_, seen, slices)):
             return token
     token = object()
     _SLICES_SEEN[:] = [(tuple(slices), token)]
@@ -593,6 +610,24 @@ class Allocator:
         _POOLS[key] = (self._token, pools, candidates)
         return pools, candidates
 
+    # ---- what the per-row verdicts (verdicts.NodeVerdicts) key on
+    @property
+    def slices_token(self) -> object:
+        """The same object while the cluster's slices are the same objects."""
+        return self._token
+
+    @property
+    def features_id(self) -> int:
+        """A small number per set of features."""
+        return self._features_id
+
+    def node_candidates(self, node: Node) -> tuple[bool, list[DeviceID]]:
+        """What :meth:`allocate`'s outcome on ``node`` reads of the cluster's device use:
+        whether a pool of the node has shared counters (then devices of other nodes count
+        too), and the node's candidate devices (GatherPools' usable devices, in order)."""
+        pools, candidates = self._pools(node)
+        return any(p.counter_sets for p in pools), _candidate_ids(candidates)
+
     # ---- what the what-if tools read (per-node device use, the packing's device groups)
     def node_devices(self, node: Node) -> list[NodeDevice]:
         """The devices GatherPools makes usable on ``node``, in allocation order (allocated or
@@ -662,7 +697,7 @@ class Allocator:
         search = _Search(self, node, list(claims), pools, candidates)
         if not search.run():
             if any(p.invalid for p in pools):
-                raise NodeAllocationError("invalid resource pools were encountered")
+                raise NodeAllocationError(INVALID_POOLS)
             out = None
         else:
             out = search.results_out()

@@ -67,7 +67,7 @@ from kubesched.framework import (
     StateKey,
     Status,
 )
-from kubesched.framework.interfaces import IntArray
+from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.framework.signers import SignFragment
 from kubesched.objects import Node, NodeSelector, ObjectMeta, OwnerReference, Pod
 from kubesched.objects.devices import (
@@ -90,12 +90,14 @@ from kubesched.objects.devices import (
 from kubesched.objects.resources import is_scalar_resource_name
 from kubesched.objects.workloads import generated_name
 from kubesched.plugins.dynamicresources.allocator import (
+    INVALID_POOLS,
     AllocatedTracker,
     AllocationError,
     Allocator,
     AllocatorFeatures,
     NodeAllocationError,
 )
+from kubesched.plugins.dynamicresources.verdicts import ERROR, FIT, NodeVerdicts
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
 from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
@@ -139,6 +141,12 @@ class _StateData:
     scalar_requests: dict[str, int] = field(default_factory=dict)
     resolver: dict[str, DeviceClass] = field(default_factory=dict)
     node_extended: dict[str, ResourceClaim | None] = field(default_factory=dict)
+    # filter_batch: whether Filter's verdict is Allocate's alone (no special claim, no claim
+    # allocated elsewhere to check, no binding failure), the claims it allocates, and whether
+    # it ran (then node_allocations is filled on demand: see DynamicResources._allocations).
+    batch_ok: bool = False
+    allocate_claims: list[ResourceClaim] = field(default_factory=list)
+    batched: bool = False
 
     @property
     def user_claims(self) -> int:
@@ -367,6 +375,10 @@ class DynamicResources:
                         return None, _unschedulable(f"request {qual}: device class {r.device_class_name} does not "
                                                     "exist")
         s.claims = claims
+        s.batch_ok = s.extended is None and not s.available_on and not (
+            self._binding_conditions() and any(c.allocation is not None and _binding_failure(c) is not None
+                                               for c in claims))
+        s.allocate_claims = [claims[i] for i in s.to_allocate]
         if s.to_allocate:
             features = self._features()
             in_use = self._allocated.state(objects.resource_claims(), features.consumable_capacity)
@@ -443,7 +455,7 @@ class DynamicResources:
             except AllocationError as e:
                 return Status.as_error(str(e))
             except NodeAllocationError as e:
-                return _unschedulable(str(e))
+                return _unschedulable(str(e))  # INVALID_POOLS
             if result is None:
                 return _unschedulable(CANNOT_ALLOCATE)
             if s.extended is not None and s.extended in s.to_allocate and node_claim is None:
@@ -456,19 +468,82 @@ class DynamicResources:
             return _unschedulable(NOT_AVAILABLE)
         return None
 
+    # ---- Filter over many nodes (verdicts.NodeVerdicts)
+    def filter_batch_applies(self, state: CycleState) -> bool:
+        """Filter is Allocate's verdict alone, which filter_batch gives: no special claim
+        (its requests depend on the node's allocatable), no claim allocated elsewhere, no
+        binding failure (those make PostFilter depend on the nodes Filter ran on)."""
+        s = state.get(_STATE_KEY)
+        return s is not None and s.batch_ok
+
+    def _codes(self, s: _StateData, table: NodeTable, rows: IntArray) -> tuple[IntArray, dict[int, str]]:
+        assert s.allocator is not None
+        s.batched = True
+        errors: dict[int, str] = {}
+        verdicts = NodeVerdicts.of(table, s.allocator)
+        return verdicts.codes(s.allocator, s.allocate_claims, table, rows, s.node_allocations, errors), errors
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
+        s = state.get(_STATE_KEY)
+        assert s is not None and s.batch_ok
+        if s.allocator is None:
+            return np.ones(len(rows), np.bool_)
+        codes, _ = self._codes(s, table, rows)
+        return np.equal(codes, FIT)
+
+    def filter_batch_status(self, state: CycleState, pod: Pod, table: NodeTable,
+                            rows: IntArray) -> tuple[IntArray, list[Status | None]]:
+        s = state.get(_STATE_KEY)
+        assert s is not None and s.batch_ok
+        if s.allocator is None:
+            return np.zeros(len(rows), np.int64), [None]
+        codes, errors = self._codes(s, table, rows)
+        statuses: list[Status | None] = [None, _unschedulable(CANNOT_ALLOCATE), _unschedulable(INVALID_POOLS)]
+        if errors:
+            # One Status per message (the rows' ERROR codes become indices past the three).
+            at: dict[str, int] = {}
+            codes = codes.copy()
+            for j in np.flatnonzero(codes == ERROR).tolist():
+                msg = errors[int(rows[j])]
+                if msg not in at:
+                    at[msg] = len(statuses)
+                    statuses.append(Status.as_error(msg))
+                codes[j] = at[msg]
+        return codes, statuses
+
+    def _allocations(self, s: _StateData, node_name: str, node: Node | None = None) -> list[AllocationResult] | None:
+        """The allocations Filter found on ``node_name``; where filter_batch passed a node on
+        a kept verdict, computed now by the cycle's allocator (the same answer: it depends
+        on nothing that changed since)."""
+        got = s.node_allocations.get(node_name)
+        if got is not None or not s.batched or s.allocator is None:
+            return got
+        if node is None:
+            ni = self.handle.snapshot.get(node_name)
+            node = ni.node if ni is not None else None
+        if node is None:
+            return None
+        try:
+            got = s.allocator.allocate(node, s.allocate_claims)
+        except (AllocationError, NodeAllocationError):
+            return None
+        if got is not None:
+            s.node_allocations[node_name] = got
+        return got
+
     # ---- Score (no PreScore: every node is scored)
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         s = state.get(_STATE_KEY)
         if s is None or not s.claims:
             return 0
-        allocations = s.node_allocations.get(node_info.name)
+        allocations = self._allocations(s, node_info.name, node_info.node)
         if allocations is None:
             return 0
         return _prioritized_list_score(s, allocations)
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
         s = state.get(_STATE_KEY)
-        if s is None or not s.claims or not s.node_allocations:
+        if s is None or not s.claims or not (s.node_allocations or s.batched):
             return np.zeros(len(rows), np.int64)
         if not any(req.first_available for claim in s.claims for req in claim.spec.requests):
             # computeScore counts allocated firstAvailable subrequests only: every node scores 0.
@@ -477,7 +552,7 @@ class DynamicResources:
         out = np.zeros(len(rows), np.int64)
         for j, r in enumerate(rows.tolist()):
             node = nodes[r]
-            allocations = s.node_allocations.get(node.name) if node is not None else None
+            allocations = self._allocations(s, node.name, node) if node is not None else None
             if allocations is not None:
                 out[j] = _prioritized_list_score(s, allocations)
         return out
@@ -488,7 +563,7 @@ class DynamicResources:
 
     def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
         s = state.get(_STATE_KEY)
-        if s is None or not s.node_allocations:
+        if s is None or not (s.node_allocations or s.batched):
             return scores  # every score 0 (a pod without claims): normalizing keeps them 0
         return default_normalize_score_array(MAX_NODE_SCORE, False, scores)
 
@@ -535,7 +610,7 @@ class DynamicResources:
             return Status.as_error(STATE_NOT_FOUND)
         if not s.to_allocate:
             return None
-        allocations = s.node_allocations.get(node_name)
+        allocations = self._allocations(s, node_name)
         if allocations is None or len(allocations) != len(s.to_allocate):
             if s.to_allocate == [s.extended]:
                 return None  # only the special claim, and the node's device plugin serves it
@@ -677,7 +752,7 @@ class DynamicResources:
         s = state.get(_STATE_KEY)
         if s is None or not s.claims:
             return []
-        new = dict(zip(s.to_allocate, s.node_allocations.get(node_name, ()), strict=False))
+        new = dict(zip(s.to_allocate, self._allocations(s, node_name) or (), strict=False))
         out = []
         for i, claim in enumerate(s.claims):
             alloc = claim.allocation if claim.allocation is not None else new.get(i)
