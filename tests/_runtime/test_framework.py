@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 from simkit import cluster, config, enable, node, pod, registry
 
-from kubesched.framework import CycleState, NodeInfo, Status
+from kubesched._runtime.framework import Framework
+from kubesched._runtime.handle import FrameworkHandle
+from kubesched._runtime.profile import build_framework
+from kubesched._runtime.registry import in_tree_registry
+from kubesched.config import default_configuration
+from kubesched.framework import CycleState, NodeInfo, StateKey, Status
 from kubesched.objects import Pod
 from kubesched.simulation import Simulator
 
@@ -59,3 +64,44 @@ def run(scorers: list[Scorer]) -> Any:
 def test_score_plugin_errors_are_reported_as_run_score_plugins_does(scorers: list[Scorer], error: str) -> None:
     a = run(scorers)
     assert (a.outcome, a.error) == ("Error", error)
+
+
+class _SometimesBatch:
+    """A filter with batch methods that hold only in cycles whose state says so."""
+
+    name = "SometimesBatch"
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: Any, rows: Any) -> Any:
+        raise AssertionError("not called here")
+
+    def filter_batch_applies(self, state: CycleState) -> bool:
+        return state.get(_APPLIES) is not None
+
+
+class _NoHook(_SometimesBatch):
+    name = "AlwaysBatch"
+    filter_batch_applies = None  # type: ignore[assignment]
+
+
+_APPLIES: StateKey[bool] = StateKey("applies")
+
+
+@pytest.mark.parametrize(("plugin", "applies", "batch"), [
+    (_SometimesBatch(), True, True),
+    (_SometimesBatch(), False, False),
+    (_NoHook(), False, True),
+], ids=["a plugin whose batch methods apply to the cycle is filtered in batch",
+        "a plugin whose batch methods do not apply to the cycle is filtered node by node",
+        "a plugin without filter_batch_applies is filtered in batch in every cycle"])
+def test_filter_batch_applies_decides_per_cycle(plugin: _SometimesBatch, applies: bool, batch: bool) -> None:
+    base = build_framework(default_configuration().profiles[0], in_tree_registry(), FrameworkHandle.for_nodes([]))
+    fwk = Framework("p", {"QueueSort": [base.queue_sort], "Bind": base.bind, "Filter": [plugin]}, {},
+                    FrameworkHandle.for_nodes([]))
+    state = CycleState()
+    if applies:
+        state.write(_APPLIES, True)
+    got_batch, per_node = fwk.batch_filters(state)
+    assert ([p for p, _, _ in got_batch], per_node) == (([plugin], []) if batch else ([], [plugin]))

@@ -84,8 +84,8 @@ _VERDICTS_LIMIT = 500_000
 # The cluster's slices as last seen (identity), and a token naming that state: per-node
 # pools computed under one token are reused by later pods while the slices are the same.
 _SLICES_SEEN: list[tuple[tuple[ResourceSlice, ...], object]] = []
-# (node name, features) -> (token, pools, candidates).
-_POOLS: dict[tuple[str, int], tuple[object, list[_Pool], list[_Candidate]]] = {}
+# (node name, features) -> (token, pools, candidates, node object).
+_POOLS: dict[tuple[str, int], tuple[object, list[_Pool], list[_Candidate], Node]] = {}
 # AllocatorFeatures -> a small number (the _POOLS key); the slices grouped by node, per token.
 _FEATURE_IDS: dict[AllocatorFeatures, int] = {}
 _GROUPED: dict[int, tuple[object, dict[str, list[ResourceSlice]], list[ResourceSlice]]] = {}
@@ -594,7 +594,9 @@ class Allocator:
         """GatherPools for ``node`` and the devices of its usable pools in allocation order."""
         key = (node.name, self._features_id)
         hit = _POOLS.get(key)
-        if hit is not None and hit[0] is self._token:
+        # The node object too: slices with a node selector (and per-device selections) match
+        # its labels, which a new object may change.
+        if hit is not None and hit[0] is self._token and hit[3] is node:
             return hit[1], hit[2]
         pools = _gather_pools(node, [*self._by_node.get(node.name, ()), *self._shared], self._all, self.features)
         candidates = []
@@ -607,7 +609,7 @@ class Allocator:
                     candidates.append(_Candidate(DeviceID(s.driver, s.pool, d.name), d, s, p, ok))
         if len(_POOLS) >= _POOLS_LIMIT:
             _POOLS.clear()
-        _POOLS[key] = (self._token, pools, candidates)
+        _POOLS[key] = (self._token, pools, candidates, node)
         return pools, candidates
 
     # ---- what the per-row verdicts (verdicts.NodeVerdicts) key on
@@ -623,10 +625,11 @@ class Allocator:
 
     def node_candidates(self, node: Node) -> tuple[bool, list[DeviceID]]:
         """What :meth:`allocate`'s outcome on ``node`` reads of the cluster's device use:
-        whether a pool of the node has shared counters (then devices of other nodes count
-        too), and the node's candidate devices (GatherPools' usable devices, in order)."""
-        pools, candidates = self._pools(node)
-        return any(p.counter_sets for p in pools), _candidate_ids(candidates)
+        whether a candidate consumes counters (checkAvailableCounters then reads the use of
+        every device of its pool, other nodes' included), and the node's candidate devices
+        (GatherPools' usable devices, in order)."""
+        _, candidates = self._pools(node)
+        return any(c.device.consumes_counters for c in candidates), _candidate_ids(candidates)
 
     # ---- what the what-if tools read (per-node device use, the packing's device groups)
     def node_devices(self, node: Node) -> list[NodeDevice]:

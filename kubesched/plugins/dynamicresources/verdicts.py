@@ -5,11 +5,12 @@ Upstream runs the structured allocator (Allocator.Allocate) on every node that p
 earlier filters, for every pod. Its outcome on a node is a pure function of what
 :meth:`Allocator.allocate`'s memo key names: the node object, the cluster's slices, the device
 classes, the allocator's features, the claims' specs, and which of the node's candidate
-devices are in use (dedicated, shared or with consumed capacity) — unless a pool of the node
-has shared counters, whose use depends on devices of other nodes. Pods made from one template
-(or with equal specs) meet the same nodes again and again while only the nodes they land on
-change, so the outcome is kept per table row and per claim specs, and is valid while neither
-the row's node object nor the use of one of its devices changed since it was computed:
+devices are in use (dedicated, shared or with consumed capacity) — unless a candidate
+consumes counters, whose availability depends on the use of its pool's devices on other
+nodes. Pods made from one template (or with equal specs) meet the same nodes again and again
+while only the nodes they land on change, so the outcome is kept per table row and per claim
+specs, and is valid while neither the row's node object nor the use of one of its devices
+changed since it was computed:
 
 - :class:`NodeVerdicts` (one per :class:`NodeTable`, in ``table.extras``, for one set of slices
   and one set of features) knows each row's node object, its candidate devices (GatherPools'
@@ -19,7 +20,7 @@ the row's node object nor the use of one of its devices changed since it was com
   dedicated devices in use now and at the previous pod (a set difference in C): only the rows
   of the devices that changed get a new epoch.
 - Per claim specs (and device classes) a store keeps each row's outcome and the epoch it was
-  computed at. A row whose outcome is older than its epoch, a node whose pools have shared
+  computed at. A row whose outcome is older than its epoch, a node with a candidate consuming
   counters, or any pod while a device is shared or has consumed capacity
   (DRAConsumableCapacity: the store's dedicated-device epochs do not cover those) runs the
   exact allocator, whose answer is what the row gets. Errors (AllocationError: a broken
@@ -170,11 +171,11 @@ class NodeVerdicts:
             self.devices_at[r] = []
             self.cacheable[r] = False
             return
-        shared_counters, ids = alloc.node_candidates(node)
+        counters, ids = alloc.node_candidates(node)
         self.devices_at[r] = list(ids)
         for did in ids:
             rows_of.setdefault(did, []).append(r)
-        self.cacheable[r] = not shared_counters
+        self.cacheable[r] = not counters
 
     # ---- outcomes
     def _store(self, specs: tuple[ClaimSpec, ...], classes: Mapping[str, DeviceClass], size: int) -> _Store:
