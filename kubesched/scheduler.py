@@ -501,25 +501,29 @@ class Scheduler:
         cutoff = evaluated if passing.size <= k else int(passing[k])
         feasible = RowNodes(table, rows[passing[:k]], by_row)
         failing = np.flatnonzero(~ok[:cutoff])
+        special_at = np.empty(0, np.int64)
         if special_parts and failing.size:
             # Positions ascend across the parts (chunks in order, each sorted), and every one
             # of them failed: those before the cutoff keep their status with nominated pods.
-            statuses = diagnosis.node_to_status
-            added: set[int] = set()
             special_at = np.concatenate([part[0] for part in special_parts])
+            special = np.zeros(cutoff, np.bool_)
+            special[special_at[:int(np.searchsorted(special_at, cutoff))]] = True
+            failing = failing[~special[failing]]
+        error = self._rejected_statuses(fwk, state, pod, diagnosis, rows[failing], batch, masks[:, failing]) \
+            if failing.size else None
+        if special_at.size:
+            # Recorded up to the cutoff, or up to the node whose Error stopped the search.
+            before = int(np.searchsorted(special_at, cutoff if error is None else int(failing[error[0]])))
             names = [name for part in special_parts for name in part[1]]
             found = [st for part in special_parts for st in part[2]]
-            before = int(np.searchsorted(special_at, cutoff))
-            statuses.update(zip(names[:before], found[:before], strict=True))
+            diagnosis.node_to_status.update(zip(names[:before], found[:before], strict=True))
+            added: set[int] = set()
             for sst in found[:before]:
                 if id(sst) not in added:  # statuses are shared between nodes; adding is idempotent
                     added.add(id(sst))
                     diagnosis.add_plugin_status(sst)
-            special = np.zeros(cutoff, np.bool_)
-            special[special_at[:before]] = True
-            failing = failing[~special[failing]]
-        if failing.size:
-            self._rejected_statuses(fwk, state, pod, diagnosis, rows[failing], batch, masks[:, failing])
+        if error is not None:
+            raise ScheduleError(error[1])
         return feasible
 
     @staticmethod
@@ -617,6 +621,16 @@ class Scheduler:
                     feasible.append(ni)
                     continue
                 if st.code == Code.ERROR:
+                    # The search stops here: the nodes the batch filters rejected before this
+                    # one keep their status, as in the node-by-node loop.
+                    if by_batch:
+                        failed_rows.append(rows[np.asarray(by_batch, np.int64)])
+                        failed_masks.append(masks[:, np.asarray(by_batch, np.int64)])
+                    if failed_rows:
+                        error = self._rejected_statuses(fwk, state, pod, diagnosis, np.concatenate(failed_rows),
+                                                        batch, np.concatenate(failed_masks, axis=1))
+                        if error is not None:
+                            raise ScheduleError(error[1])
                     raise ScheduleError(st.message)
                 statuses[ni.name] = st
                 diagnosis.add_plugin_status(st)
@@ -630,7 +644,9 @@ class Scheduler:
         if failed_rows:
             rows = failed_rows[0] if len(failed_rows) == 1 else np.concatenate(failed_rows)
             masks = failed_masks[0] if len(failed_masks) == 1 else np.concatenate(failed_masks, axis=1)
-            self._rejected_statuses(fwk, state, pod, diagnosis, rows, batch, masks)
+            error = self._rejected_statuses(fwk, state, pod, diagnosis, rows, batch, masks)
+            if error is not None:
+                raise ScheduleError(error[1])
         return feasible
 
     def _nominated_positions(self, pod: Pod, positions: IntArray, start: int, n: int
@@ -791,14 +807,19 @@ class Scheduler:
         return np.concatenate((base[lo:], base[:hi - n]))
 
     def _rejected_statuses(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                           rows: IntArray, batch: list[tuple[Any, Any, Any]], masks: BoolArray) -> None:
-        """The status of every node (table ``rows``) the batch filters rejected (``masks``: the
-        batch verdicts on those rows): the first plugin whose batch rejected the node is the
-        one RunFilterPlugins stops at (batch == per-node). Its filter_batch_status, called
-        on just those rows, gives the statuses; otherwise its per-node filter builds each."""
+                           rows: IntArray, batch: list[tuple[Any, Any, Any]], masks: BoolArray) -> tuple[int, str] | None:
+        """The status of every node (table ``rows``, in the search's order) the batch filters
+        rejected (``masks``: the batch verdicts on those rows): the first plugin whose batch
+        rejected the node is the one RunFilterPlugins stops at (batch == per-node). Its
+        filter_batch_status, called on just those rows, gives the statuses; otherwise its
+        per-node filter builds each. When a status is an Error, the node-by-node search
+        stops at the first such node: only the nodes before it keep their status, and that
+        node's index into ``rows`` and its message are returned (the caller raises)."""
         first = np.argmin(masks, axis=0)
         out = np.empty(rows.size, object)
         table = self.cache.table
+        errors: list[int] = []  # rows (indices into ``rows``) whose status is an Error
+        rejected: list[Status] = []  # the other statuses built
         for j in np.flatnonzero(np.bincount(first, minlength=len(batch))).tolist():
             plugin, _, fsb = batch[j]
             sel = np.flatnonzero(first == j) if len(batch) > 1 else np.arange(rows.size)
@@ -811,9 +832,9 @@ class Scheduler:
                     if s is None or s.code == Code.SUCCESS:
                         raise ScheduleError(f"batch and per-node filter {plugin.name} disagree for pod {pod.key}")
                     if s.code == Code.ERROR:
-                        raise ScheduleError(s.message)
+                        errors.append(int(sel[np.argmax(codes == c)]))
                     wrapped[c] = s
-                    diagnosis.add_plugin_status(s)
+                    rejected.append(s)
                 out[sel] = wrapped[codes]
                 continue
             by_row = self.cache.by_row
@@ -824,11 +845,24 @@ class Scheduler:
                 if s is None or s.code == Code.SUCCESS:
                     raise ScheduleError(f"batch and per-node filter {plugin.name} disagree for pod {pod.key} "
                                         f"on node {ni.name}")
-                if s.code == Code.ERROR:
-                    raise ScheduleError(s.message)
                 out[i] = s
+                if s.code == Code.ERROR:
+                    errors.append(i)
+                    break  # the rows after it are not reached
+                rejected.append(s)
+        if not errors:
+            for s in rejected:
                 diagnosis.add_plugin_status(s)
-        diagnosis.defer_statuses(table.name_array[rows], out)
+            diagnosis.defer_statuses(table.name_array[rows], out)
+            return None
+        stop = min(errors)
+        seen: set[int] = set()
+        for s in out[:stop].tolist():
+            if id(s) not in seen:  # statuses are shared between nodes; adding is idempotent
+                seen.add(id(s))
+                diagnosis.add_plugin_status(s)
+        diagnosis.defer_statuses(table.name_array[rows[:stop]], out[:stop])
+        return stop, out[stop].message
 
     def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
                                 attempt: Attempt, *, batch_cycle: _BatchCycle | None = None) -> Sequence[NodeInfo]:

@@ -373,7 +373,8 @@ spec: {spec}
 status: {{capacity: {{cpu: "{cpu}", memory: 32Gi, pods: "110"}}}}""")
         if rng.random() < 0.85:
             models = [rng.choice(["a100", "h100"]) for _ in range(rng.randint(1, 4))]
-            devices = "\n".join(f"  - {{name: gpu-{j}, attributes: {{model: {{string: {m}}}}}}}"
+            extra = ", extra: {int: 1}" if rng.random() < 0.5 else ""  # a CEL error where it is missing
+            devices = "\n".join(f"  - {{name: gpu-{j}, attributes: {{model: {{string: {m}}}{extra}}}}}"
                                 for j, m in enumerate(models))
             docs.append(f"""apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
@@ -392,6 +393,9 @@ spec:
         "[{name: gpu, firstAvailable: [{name: big, deviceClassName: gpu, count: 3}, "
         "{name: one, deviceClassName: gpu}]}]",
     ]
+    if rng.random() < 0.3:
+        requests.append("[{name: gpu, exactly: {deviceClassName: gpu, selectors: [{cel: {expression: "
+                        "'device.attributes[\"gpu.example.com\"].extra == 1'}}]}}]")
     shared_claim = rng.random() < 0.5
     if shared_claim:
         docs.append(f"""apiVersion: resource.k8s.io/v1
@@ -419,14 +423,19 @@ spec:
     return "\n---\n".join(docs)
 
 
-def _trace(path: Path) -> list[dict[str, Any]]:
+def _trace(path: Path, *, hybrid: bool = True) -> list[dict[str, Any]]:
     objs = load_manifests([path], controllers="none", features=FEATURES_1_36)
-    return [step_to_json(s) for s in Simulator(objs, deterministic=True, features=FEATURES_1_36).run().steps]
+    sim = Simulator(objs, deterministic=True, features=FEATURES_1_36)
+    sim.scheduler.hybrid_filters = hybrid
+    return [step_to_json(s) for s in sim.run().steps]
 
 
 @pytest.mark.parametrize("seed", range(12), ids=lambda s: f"random DRA cluster {s}: batch Filter decides as node "
                                                           "by node")
 def test_the_scheduler_decides_as_node_by_node(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch (DynamicResources in batch), hybrid (it alone per node, the other filters in
+    batch around it) and node by node (every filter per node): the same trace, statuses of
+    an attempt that ends in a filter's Error included."""
     path = tmp_path / "s.yaml"
     path.write_text(_scenario(random.Random(seed)))
     calls = 0
@@ -441,5 +450,6 @@ def test_the_scheduler_decides_as_node_by_node(tmp_path: Path, seed: int, monkey
     batched = _trace(path)
     assert calls > 0  # the batch path took part
     monkeypatch.setattr(plugin_module.DynamicResources, "filter_batch_applies", lambda self, state: False)
-    assert batched == _trace(path)
+    assert batched == _trace(path, hybrid=False)
+    assert batched == _trace(path, hybrid=True)
     assert any(step.get("allocations") for step in batched)
