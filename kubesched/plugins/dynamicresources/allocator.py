@@ -38,7 +38,6 @@ objects.
 
 from __future__ import annotations
 
-import operator
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -83,7 +82,7 @@ _VERDICTS_LIMIT = 500_000
 
 # The cluster's slices as last seen (identity), and a token naming that state: per-node
 # pools computed under one token are reused by later pods while the slices are the same.
-_SLICES_SEEN: list[tuple[tuple[ResourceSlice, ...], object]] = []
+_SLICES_SEEN: list[tuple[tuple[ResourceSlice, ...], list[int], object]] = []
 # (node name, features) -> (token, pools, candidates, node object).
 _POOLS: dict[tuple[str, int], tuple[object, list[_Pool], list[_Candidate], Node]] = {}
 # AllocatorFeatures -> a small number (the _POOLS key); the slices grouped by node, per token.
@@ -216,9 +215,9 @@ class AllocatedTracker:
         claims = list(claims)  # ours: the caller's list may change
         seen = self._seen
         # The listers keep their claims in insertion order and a written claim in its place:
-        # compared position by position (in C), only the written, added and deleted claims
-        # differ. (A deletion shifts the rest: they differ too, and are found unchanged below.)
-        differ = list(compress(range(min(len(seen), len(claims))), map(operator.is_not, seen, claims)))
+        # compared position by position, only the written, added and deleted claims differ.
+        # (A deletion shifts the rest: they differ too, and are found unchanged below.)
+        differ = _differing(seen, claims, 0, min(len(seen), len(claims)))
         gone = [seen[i] for i in differ] + seen[len(claims):]
         new = [claims[i] for i in differ] + claims[len(seen):]
         self._seen = claims
@@ -255,6 +254,19 @@ class AllocatedTracker:
         self._consumable = consumable
         st = self._state
         return AllocatedState(set(st.devices), set(st.shared), {d: dict(c) for d, c in st.capacity.items()})
+
+
+def _differing(a: list[ResourceClaim], b: list[ResourceClaim], lo: int, hi: int) -> list[int]:
+    """The positions in [lo, hi) where ``a`` and ``b`` hold different claims, found by halving:
+    list equality runs in C and takes an identical element as equal without comparing it, so
+    a stretch of the same objects costs next to nothing. (A new object equal to the old one
+    counts as the same claim: its allocation is equal too.)"""
+    if hi - lo <= 8:
+        return [i for i in range(lo, hi) if a[i] is not b[i] and a[i] != b[i]]
+    if a[lo:hi] == b[lo:hi]:
+        return []
+    mid = (lo + hi) // 2
+    return _differing(a, b, lo, mid) + _differing(a, b, mid, hi)
 
 
 def _add_capacity(into: Capacity, other: Mapping[str, Fraction]) -> None:
@@ -389,13 +401,16 @@ def _consumption_valid(counter_sets: Mapping[str, Mapping[str, Fraction]], slice
 
 
 def _slices_token(slices: Sequence[ResourceSlice]) -> object:
-    """A token for the cluster's slices: the same object while they are the same objects."""
+    """A token for the cluster's slices: the same object while they are the same objects
+    (compared by their ids, a list of ints compared in C; the slices seen are kept alive, so
+    an id is not reused while it is remembered)."""
+    ids = list(map(id, slices))
     if _SLICES_SEEN:
-        seen, token = _SLICES_SEEN[0]
-        if len(seen) == len(slices) and all(map(operator.is_, seen, slices)):
+        _, seen_ids, token = _SLICES_SEEN[0]
+        if seen_ids == ids:
             return token
     token = object()
-    _SLICES_SEEN[:] = [(tuple(slices), token)]
+    _SLICES_SEEN[:] = [(tuple(slices), ids, token)]
     return token
 
 

@@ -146,6 +146,7 @@ class NodeVerdicts:
             self.node_version = table.node_version
         self.log_position = table.log_position
         # The dedicated devices taken or freed since the previous pod: their rows change.
+        # (Kept by reference: an allocator's state is not changed once it is built.)
         now = alloc.allocated.devices
         diff = now ^ self.in_use
         if diff:
@@ -154,7 +155,7 @@ class NodeVerdicts:
             for did in diff:
                 for r in rows_of.get(did, ()):
                     changed_at[r] = epoch
-            self.in_use = set(now)
+        self.in_use = now
         self.synced = alloc
 
     def _set_row(self, r: int, node: Node | None, alloc: Allocator, epoch: int) -> None:
