@@ -25,9 +25,16 @@ def test_the_tracker_equals_a_fresh_gather(seed: int) -> None:
     rng = random.Random(seed)
     claims: dict[int, ResourceClaim] = {}
     tracker = AllocatedTracker()
+    size = rng.choice([12, 300])  # many claims: few changes among long stretches of the same objects
+    for i in range(size if size > 12 else 0):
+        claims[i] = claim(i, (f"{i % 3}-{i}",))
     for _ in range(60):
         op = rng.random()
-        i = rng.randrange(12)
+        i = rng.randrange(size)
+        if op < 0.05 and i in claims:
+            held = claims[i].allocation
+            # A new object, equal to the old one.
+            claims[i] = claim(i, tuple(r.device for r in held.devices) if held is not None else None)
         if op < 0.5:
             devs = tuple(f"{rng.randrange(3)}-{rng.randrange(4)}" for _ in range(rng.randint(1, 2)))
             claims[i] = claim(i, devs)
