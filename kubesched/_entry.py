@@ -5,7 +5,9 @@ a few hundred thousand objects that live as long as the process (modules, classe
 dataclasses generate, pydantic's validators), and the collector would walk them again and again
 while they are made: ~40 ms, a tenth of a restarted ``kubesched run``'s time to its first bind
 (kube-scheduler binds again ~0.24 s after its process starts). The command resumes collection
-with :func:`startup_done` once its modules are imported.
+with :func:`startup_done` once its modules are imported; ``kubesched run`` once its scheduling
+loop has made its first attempt (its informers' stores and cache, built meanwhile, cost the
+collector another ~50 ms), or after at most a few seconds (kubesched.live.command).
 
 It also installs the bytecode cache of the methods dataclasses generate
 (:mod:`kubesched._dataclass_code`), written when the modules are imported and at exit, and
@@ -20,8 +22,10 @@ from __future__ import annotations
 import atexit
 import gc
 import os
+import threading
 
 _paused = False
+_resume_lock = threading.Lock()
 # What OpenBLAS reads for its thread count, in its order: any of them set is the user's choice.
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -43,10 +47,14 @@ def main() -> None:
 
 def startup_done() -> None:
     """Resume garbage collection if :func:`main` paused it; what exists by now lives as long as
-    the process, so it is frozen out of later collections (gc.freeze) rather than rescanned."""
+    the process, so it is frozen out of later collections (gc.freeze) rather than rescanned.
+    Called from any thread (``kubesched run``'s scheduling loop, or its timer): only the first
+    call does anything."""
     global _paused
-    if _paused:
+    with _resume_lock:
+        resume = _paused
         _paused = False
+    if resume:
         gc.freeze()
         gc.enable()
         from kubesched import _dataclass_code

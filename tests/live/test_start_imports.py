@@ -22,8 +22,9 @@ ROOT = Path(kubesched.__file__).resolve().parent.parent
 # scheduler schedules), httpx (the API client's own transport carries every request), the CLI's
 # other commands and what they use (rich, the simulator, the what-if engine, the solvers), the
 # test doubles; importlib.metadata (and the zipfile it brings) unless a distribution declares a
-# kubesched plugin (kubesched._runtime.registry).
-NEVER = ("importlib.metadata", "zipfile", "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
+# kubesched plugin (kubesched._runtime.registry); prometheus_client and the http.server its
+# exposition brings (the metrics are built once the scheduler schedules: SchedulerMetrics' deferred).
+NEVER = ("importlib.metadata", "zipfile", "prometheus_client", "http.server", "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
          "jinja2", "cryptography", "kubesched.simulation", "kubesched.timeline", "kubesched.whatif",
          "kubesched.testing", "kubesched.bench", "kubesched.soak", "kubesched.cli.shadow", "kubesched.cli.autoscale",
          "kubesched.cli.capacity", "kubesched.cli.compare", "kubesched.cli.pack",
