@@ -302,7 +302,7 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
 
 
 def _resume_collection() -> None:
-    from kubesched._entry import startup_done
+    from kubesched._startup import startup_done
 
     startup_done()
 

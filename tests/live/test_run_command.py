@@ -514,10 +514,10 @@ def paused_collection(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     (kubesched._entry.main), restored afterwards."""
     import gc
 
-    from kubesched import _entry
+    from kubesched import _startup
 
     was_enabled = gc.isenabled()
-    monkeypatch.setattr(_entry, "_paused", True)
+    monkeypatch.setattr(_startup, "_paused", True)
     monkeypatch.setattr("kubesched._dataclass_code.save", lambda: None)
     gc.disable()
     try:
