@@ -24,7 +24,10 @@ ROOT = Path(kubesched.__file__).resolve().parent.parent
 # test doubles; importlib.metadata (and the zipfile it brings) unless a distribution declares a
 # kubesched plugin (kubesched._runtime.registry); prometheus_client and the http.server its
 # exposition brings (the metrics are built once the scheduler schedules: SchedulerMetrics' deferred).
-NEVER = ("importlib.metadata", "zipfile", "prometheus_client", "http.server", "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
+# The HTTP extenders' client unless the configuration names one (kubesched.extender), tempfile
+# unless a kubeconfig carries an inline client certificate.
+NEVER = ("importlib.metadata", "zipfile", "prometheus_client", "http.server", "kubesched.extender", "tempfile",
+         "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
          "jinja2", "cryptography", "kubesched.simulation", "kubesched.timeline", "kubesched.whatif",
          "kubesched.testing", "kubesched.bench", "kubesched.soak", "kubesched.cli.shadow", "kubesched.cli.autoscale",
          "kubesched.cli.capacity", "kubesched.cli.compare", "kubesched.cli.pack",
