@@ -198,10 +198,13 @@ class SchedulerMetrics:
     def materialize(self) -> None:
         """Build the prometheus_client metrics of a deferred instance and replay on them what was
         recorded (nothing for one built at once, or built already)."""
+        if self._log is None:
+            return
+        # Built (prometheus_client imported) without the lock: recording goes on meanwhile.
+        built = self._build()
         with self._lock:
             if self._log is None:
-                return
-            built = self._build()
+                return  # another thread built them first
             for name, labels, op, value in self._log:
                 metric = built[name]
                 if labels is not None:
