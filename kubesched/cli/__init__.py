@@ -116,7 +116,8 @@ def main() -> None:
     """kubesched: kube-scheduler v1.30's decisions, in Python."""
     from kubesched._entry import startup_done
 
-    # `run` resumes garbage collection itself, once its modules are loaded (its restart time).
+    # `run` resumes garbage collection itself, once its scheduling loop has made its first attempt
+    # (kubesched.live.command: a restart's time to its first bind).
     if click.get_current_context().invoked_subcommand != "run":
         startup_done()
 
