@@ -5,7 +5,9 @@ a few hundred thousand objects that live as long as the process (modules, classe
 dataclasses generate, pydantic's validators), and the collector would walk them again and again
 while they are made: ~40 ms, a tenth of a restarted ``kubesched run``'s time to its first bind
 (kube-scheduler binds again ~0.24 s after its process starts). The command resumes collection
-with :func:`startup_done` once its modules are imported.
+with :func:`startup_done` (kubesched._startup) once its modules are imported; ``kubesched run`` once its scheduling
+loop has made its first attempt (its informers' stores and cache, built meanwhile, cost the
+collector another ~50 ms), or after at most a few seconds (kubesched.live.command).
 
 It also installs the bytecode cache of the methods dataclasses generate
 (:mod:`kubesched._dataclass_code`), written when the modules are imported and at exit, and
@@ -18,18 +20,25 @@ no linear algebra that more threads would speed up (its numpy work is element-wi
 from __future__ import annotations
 
 import atexit
-import gc
 import os
 
-_paused = False
+from kubesched._startup import pause, startup_done
+
+__all__ = ["main", "startup_done"]
+
 # What OpenBLAS reads for its thread count, in its order: any of them set is the user's choice.
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 
+def _save_dataclass_code() -> None:
+    from kubesched import _dataclass_code
+
+    _dataclass_code.save()
+
+
 def main() -> None:
-    global _paused
-    gc.disable()
-    _paused = True
+    # The dataclass code compiled while starting is saved when collection resumes.
+    pause(_save_dataclass_code)
     if not any(os.environ.get(name) for name in _BLAS_THREADS):
         os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read when numpy loads OpenBLAS, later in this process
     from kubesched import _dataclass_code
@@ -39,16 +48,3 @@ def main() -> None:
     from kubesched.cli import main as command
 
     command()
-
-
-def startup_done() -> None:
-    """Resume garbage collection if :func:`main` paused it; what exists by now lives as long as
-    the process, so it is frozen out of later collections (gc.freeze) rather than rescanned."""
-    global _paused
-    if _paused:
-        _paused = False
-        gc.freeze()
-        gc.enable()
-        from kubesched import _dataclass_code
-
-        _dataclass_code.save()

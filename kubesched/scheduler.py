@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -27,7 +27,6 @@ from kubesched._runtime.batch import OpportunisticBatch, SortedNodeScores
 from kubesched._runtime.framework import Framework, ScoreResult
 from kubesched._runtime.waiting_pods import WaitingPod
 from kubesched.errors import ApiError, KubeschedError
-from kubesched.extender import ExtenderScores, run_bind_extenders, run_filter_extenders, run_prioritize_extenders
 from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.framework import (
     NOMINATING_OVERRIDE,
@@ -43,6 +42,12 @@ from kubesched.framework import (
 )
 from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BoolArray, IntArray
+
+if TYPE_CHECKING:
+    # The HTTP extenders' client (kubesched.extender: http.client, its wire format, a thread
+    # pool) is imported where an extender is configured, not on a restarted `kubesched run`'s
+    # way to its first bind.
+    from kubesched.extender import ExtenderScores
 from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.filterplan import FilterPlan, UsageCache, filter_plan
@@ -943,6 +948,8 @@ class Scheduler:
         non-ignorable extender's failure raises ApiError."""
         if not self._has_filter_extenders or not feasible:
             return feasible
+        from kubesched.extender import run_filter_extenders
+
         statuses = attempt.diagnosis.node_to_status
         before = dict(statuses)
         try:
@@ -1007,6 +1014,8 @@ class Scheduler:
                 raise ScheduleError(s.message)
             result = fwk.run_score_plugins(state, pod, feasible)
             if self._has_prioritizer_extenders:
+                from kubesched.extender import run_prioritize_extenders
+
                 # Each extender score adds score x weight x 10 to its node (errors ignored).
                 ext = run_prioritize_extenders(self.extenders, pod, feasible)
                 if ext.by_node:
@@ -1174,6 +1183,8 @@ class Scheduler:
         """Scheduler.bind: the first interested binder extender binds the pod (its error fails
         the binding cycle); without one, the Bind plugins do."""
         if self.extenders:
+            from kubesched.extender import run_bind_extenders
+
             try:
                 bound, err = run_bind_extenders(self.extenders, assumed, host)
                 if bound and err is None and self._bind is not None:

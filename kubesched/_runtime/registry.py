@@ -62,6 +62,49 @@ def in_tree_registry(features: Features | None = None) -> Registry:
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
 
+def _may_declare_entry_points(group: str) -> bool:
+    """Whether a distribution on ``sys.path`` may declare entry points in ``group``; False only
+    when none can. importlib.metadata costs ~30 ms to import (zipfile, email, csv...) on the way
+    to a restarted ``kubesched run``'s first bind, for a group most installations leave empty.
+
+    It looks where importlib.metadata's path finder does (MetadataPathFinder.find_distributions:
+    every ``sys.path`` entry's ``*.dist-info`` and ``*.egg-info`` directories, and an ``.egg``
+    directory's ``EGG-INFO``) at each ``entry_points.txt`` for the group's name. Whatever it
+    cannot read as importlib.metadata would (a zip file on the path, another finder on
+    ``sys.meta_path`` that finds distributions) counts as a possible declaration, so a False
+    never hides one from :func:`importlib.metadata.entry_points`."""
+    import os
+    import sys
+    from importlib.machinery import PathFinder
+
+    if any(getattr(finder, "find_distributions", None) is not None and finder is not PathFinder
+           for finder in sys.meta_path):
+        return True
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except NotADirectoryError:
+            return True  # a zip file (or some other archive) on the path: not looked into here
+        except OSError:
+            continue  # gone or unreadable: importlib.metadata finds nothing there either
+        is_egg = os.path.basename(root).lower().endswith(".egg")
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")) or (is_egg and low == "egg-info"):
+                try:
+                    with open(os.path.join(root, child, "entry_points.txt"), "rb") as f:
+                        if group.encode() in f.read():
+                            return True
+                except FileNotFoundError:
+                    continue  # no entry points (or an .egg-info file: the legacy one-file form)
+                except NotADirectoryError:
+                    continue
+                except OSError:
+                    return True
+    return False
+
+
 def _load_object(spec: str) -> Any:
     """``module:attribute`` or ``path/to/file.py:attribute`` -> the object. The current
     directory is importable, as with ``python -m`` (``--plugin examples.plugins.coscheduling:new``
@@ -131,7 +174,7 @@ def out_of_tree_registry(specs: tuple[str, ...] | list[str] = (), *, entry_point
         reg.register(name, factory)
         sources[name] = source
 
-    if entry_points:
+    if entry_points and _may_declare_entry_points(ENTRY_POINT_GROUP):
         from importlib.metadata import entry_points as eps
 
         for ep in eps(group=ENTRY_POINT_GROUP):

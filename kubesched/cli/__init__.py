@@ -116,7 +116,8 @@ def main() -> None:
     """kubesched: kube-scheduler v1.30's decisions, in Python."""
     from kubesched._entry import startup_done
 
-    # `run` resumes garbage collection itself, once its modules are loaded (its restart time).
+    # `run` resumes garbage collection itself, once its scheduling loop has made its first attempt
+    # (kubesched.live.command: a restart's time to its first bind).
     if click.get_current_context().invoked_subcommand != "run":
         startup_done()
 
@@ -632,12 +633,14 @@ def run_command(deterministic: bool, plugins: tuple[str, ...], kube_flags: Any, 
     from kubesched._runtime.registry import full_registry
     from kubesched.live.command import configure_logging, effective_configuration, run, write_configuration
 
-    startup_done()
+    # Garbage collection stays paused (kubesched._entry) until the scheduling loop has made its
+    # first attempt: run() resumes it then (its on_running). Every other way out resumes it here.
     version = features_option(kube_version).version
     flags = kube_flags(version)
     if flags.value("version") != "false":  # verflag.PrintAndExitIfRequested
         from importlib.metadata import version as package_version
 
+        startup_done()
         click.echo(f"kubesched {package_version('kubesched')} ({features_option(kube_version).oracle} semantics)")
         return
     flags.validate()  # Options.Validate, logsapi.ValidateAndApply
@@ -647,6 +650,7 @@ def run_command(deterministic: bool, plugins: tuple[str, ...], kube_flags: Any, 
     options = flags.run_options(deterministic=deterministic, kube_version=kube_version)
     features = features_option(kube_version, options.feature_gates)
     if flags.value("write-config-to"):
+        startup_done()
         write_configuration(flags.value("write-config-to"),
                             effective_configuration(options, flags.leader_election(), features),
                             full_registry(plugins, features=features))

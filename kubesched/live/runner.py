@@ -36,7 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched._cache import Cache
 from kubesched._queue import QueueError, QueueNominator, RealClock, SchedulingQueue, events
@@ -59,8 +59,8 @@ from kubesched.cluster.live import (
     claim_write,
 )
 from kubesched.config import KubeSchedulerConfiguration, default_configuration
+from kubesched.config.types import Profile
 from kubesched.errors import ApiError, KubeschedError
-from kubesched.extender import HTTPExtender, new_http_extenders, with_ignored_extended_resources
 from kubesched.features import DEFAULT_FEATURES, Features
 from kubesched.framework import (
     GVK,
@@ -84,6 +84,9 @@ from kubesched.plugins.nodeports.plugin import fits as node_ports_fit
 from kubesched.plugins.noderesources import fits as resources_fit
 from kubesched.plugins.registry import Factory, registry_for
 from kubesched.scheduler import NO_NODES_AVAILABLE, Attempt, Scheduler, truncate_message
+
+if TYPE_CHECKING:
+    from kubesched.extender import HTTPExtender
 
 log = logging.getLogger(__name__)
 
@@ -274,8 +277,14 @@ class LiveScheduler:
         self.rng = random.Random(0 if deterministic and seed is None else seed)
         self.cache = LiveCache(64)
         self.nominator = QueueNominator(pod_lister=self.objects.pod)
-        profiles = with_ignored_extended_resources(self.config.profiles, self.config.extenders)
-        self.extenders: list[HTTPExtender] = new_http_extenders(self.config.extenders)
+        self.extenders: list[HTTPExtender] = []
+        profiles: tuple[Profile, ...] = tuple(self.config.profiles)
+        if self.config.extenders:
+            # The extenders' HTTP client (~15 ms of imports) only where they are configured.
+            from kubesched.extender import new_http_extenders, with_ignored_extended_resources
+
+            profiles = with_ignored_extended_resources(self.config.profiles, self.config.extenders)
+            self.extenders = new_http_extenders(self.config.extenders)
         self.profiles: dict[str, Framework] = {}
         reg = registry if registry is not None else registry_for(self.features)
         for profile in profiles:

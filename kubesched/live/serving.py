@@ -32,21 +32,22 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.metrics_core import Metric
-from prometheus_client.registry import Collector
-
 from kubesched._serving import ThreadedServer
 from kubesched.errors import ConfigError
 
 if TYPE_CHECKING:
-    # The web server (uvicorn, starlette: ~0.1 s of imports) is imported when serving starts, which
-    # `kubesched run` does once it schedules (see :func:`bind_serving`); the metrics are needed
-    # from the first scheduling cycle on.
+    # prometheus_client (~40 ms of imports: its exposition brings http.server, email, urllib) is
+    # imported when the metrics are built: at once for SchedulerMetrics(), once `kubesched run`
+    # schedules for SchedulerMetrics(deferred=True). The web server (uvicorn, starlette: ~0.1 s
+    # of imports) is imported when serving starts, which `kubesched run` does once it schedules
+    # (see :func:`bind_serving`).
     import uvicorn
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
+
+    from kubesched.live._exposition import WithoutCreated
 
 log = logging.getLogger("kubesched.serving")
 
@@ -96,57 +97,171 @@ def _check(value: str, allowed: Iterable[str], label: str) -> str:
     return value
 
 
-class _WithoutCreated(Collector):
-    """The registry's metrics without prometheus_client's ``*_created`` samples, which
-    kube-scheduler does not expose (keeps the process-wide prometheus_client setting alone), and
-    without the families ``--disabled-metrics`` names."""
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self._registry = registry
-        self.disabled: frozenset[str] = frozenset()
-
-    def collect(self) -> Iterable[Metric]:
-        for family in self._registry.collect():
-            if family.name in self.disabled or (family.type == "counter" and f"{family.name}_total" in self.disabled):
-                continue
-            out = Metric(family.name, family.documentation, family.type, family.unit)
-            out.samples = [s for s in family.samples if s.name != family.name + "_created"]
-            yield out
-
-
 def exposed_without_created(registry: CollectorRegistry) -> CollectorRegistry:
-    """What /metrics renders of ``registry``: its metrics without the ``*_created`` samples."""
-    exposed = CollectorRegistry(auto_describe=False)
-    exposed.register(_WithoutCreated(registry))
-    return exposed
+    """What /metrics renders of ``registry``: its metrics without the ``*_created`` samples
+    (kubesched.live._exposition)."""
+    from kubesched.live._exposition import exposed_without_created as exposed
+
+    return exposed(registry)[0]
+
+
+# SchedulerMetrics' prometheus_client metrics, by attribute.
+METRIC_ATTRIBUTES = (
+    "schedule_attempts", "scheduling_attempt_duration", "scheduling_algorithm_duration", "preemption_victims_hist",
+    "preemption_attempts", "pending_pods", "pod_scheduling_duration", "pod_scheduling_sli_duration",
+    "pod_scheduling_attempts", "framework_extension_point_duration", "plugin_execution_duration",
+    "queue_incoming_pods", "permit_wait_duration", "cache_size", "unschedulable_pods", "plugin_evaluation",
+    "leader_election_master_status", "leader_election_slowpath",
+)
+
+# One recorded operation of a deferred metric: attribute, label values (None: the metric
+# itself), method (inc, set, observe) and its argument.
+_Recorded = tuple[str, tuple[tuple[str, str], ...] | None, str, float]
+
+
+class _Deferred:
+    """A metric of a deferred :class:`SchedulerMetrics` (or one of its labelled children) before
+    its prometheus_client object exists: what is done to it is recorded, in order, and replayed
+    on the real metric when it is built (:meth:`SchedulerMetrics.materialize`); done after that,
+    it goes to the real metric."""
+
+    __slots__ = ("_owner", "_name", "_labels")
+
+    def __init__(self, owner: SchedulerMetrics, name: str, labels: tuple[tuple[str, str], ...] | None = None) -> None:
+        self._owner = owner
+        self._name = name
+        self._labels = labels
+
+    def labels(self, **labels: str) -> _Deferred:
+        return _Deferred(self._owner, self._name, tuple(labels.items()))
+
+    def inc(self, amount: float = 1.0) -> None:
+        self._owner._record((self._name, self._labels, "inc", amount))
+
+    def set(self, value: float) -> None:
+        self._owner._record((self._name, self._labels, "set", value))
+
+    def observe(self, amount: float) -> None:
+        self._owner._record((self._name, self._labels, "observe", amount))
 
 
 class SchedulerMetrics:
     """kube-scheduler v1.30's metrics in their own registry (never the global one, so two
-    schedulers or tests in one process do not collide). All methods are thread-safe."""
+    schedulers or tests in one process do not collide). All methods are thread-safe.
 
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.schedule_attempts = Counter(
+    ``deferred``: the prometheus_client metrics are built (and prometheus_client imported) by
+    :meth:`materialize`, or the first :meth:`render`, not now; what is recorded before is kept
+    in order and replayed on them then, so they read exactly as if they had existed from the
+    start. ``kubesched run`` defers them until its scheduling loop has made its first attempt
+    (a restarted scheduler's time to its first bind)."""
+
+    schedule_attempts: Counter | _Deferred
+    scheduling_attempt_duration: Histogram | _Deferred
+    scheduling_algorithm_duration: Histogram | _Deferred
+    preemption_victims_hist: Histogram | _Deferred
+    preemption_attempts: Counter | _Deferred
+    pending_pods: Gauge | _Deferred
+    pod_scheduling_duration: Histogram | _Deferred
+    pod_scheduling_sli_duration: Histogram | _Deferred
+    pod_scheduling_attempts: Histogram | _Deferred
+    framework_extension_point_duration: Histogram | _Deferred
+    plugin_execution_duration: Histogram | _Deferred
+    queue_incoming_pods: Counter | _Deferred
+    permit_wait_duration: Histogram | _Deferred
+    cache_size: Gauge | _Deferred
+    unschedulable_pods: Gauge | _Deferred
+    plugin_evaluation: Counter | _Deferred
+    leader_election_master_status: Gauge | _Deferred
+    leader_election_slowpath: Counter | _Deferred
+
+    def __init__(self, *, deferred: bool = False) -> None:
+        self._lock = threading.Lock()
+        self._disabled: frozenset[str] = frozenset()
+        self._registry: CollectorRegistry | None = None
+        self._exposed: CollectorRegistry | None = None
+        self._filter: WithoutCreated | None = None
+        self._log: list[_Recorded] | None = None
+        if deferred:
+            self._log = []
+            for name in METRIC_ATTRIBUTES:
+                setattr(self, name, _Deferred(self, name))
+        else:
+            self._install(self._build())
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        """The registry of every metric (built now if deferred)."""
+        self.materialize()
+        assert self._registry is not None
+        return self._registry
+
+    def materialize(self) -> None:
+        """Build the prometheus_client metrics of a deferred instance and replay on them what was
+        recorded (nothing for one built at once, or built already)."""
+        if self._log is None:
+            return
+        # Built (prometheus_client imported) without the lock: recording goes on meanwhile.
+        built = self._build()
+        with self._lock:
+            if self._log is None:
+                return  # another thread built them first
+            for name, labels, op, value in self._log:
+                metric = built[name]
+                if labels is not None:
+                    metric = metric.labels(**dict(labels))
+                getattr(metric, op)(value)
+            # Installed only once every recorded operation is replayed: a gauge set meanwhile
+            # (it waits for the lock) lands after the older values.
+            self._install(built)
+            self._log = None
+
+    def _record(self, op: _Recorded) -> None:
+        """A deferred metric's operation: kept, or done on the real metric once built."""
+        with self._lock:
+            if self._log is not None:
+                self._log.append(op)
+                return
+        name, labels, method, value = op
+        metric = getattr(self, name)
+        if labels is not None:
+            metric = metric.labels(**dict(labels))
+        getattr(metric, method)(value)
+
+    def _install(self, built: dict[str, Any]) -> None:
+        from kubesched.live._exposition import exposed_without_created
+
+        registry = built.pop("registry")
+        for name, metric in built.items():
+            setattr(self, name, metric)
+        self._exposed, filtered = exposed_without_created(registry, self._disabled)
+        self._filter = filtered
+        self._registry = registry
+
+    def _build(self) -> dict[str, Any]:
+        """The metrics (prometheus_client objects, by attribute) and their ``registry``."""
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        r = CollectorRegistry(auto_describe=True)
+        m: dict[str, Any] = {"registry": r}
+        m["schedule_attempts"] = Counter(
             "scheduler_schedule_attempts_total",
             "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
             "scheduled, while 'error' means an internal scheduler problem.",
             ("result", "profile"), registry=r)
-        self.scheduling_attempt_duration = Histogram(
+        m["scheduling_attempt_duration"] = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ("result", "profile"), buckets=ATTEMPT_DURATION_BUCKETS, registry=r)
-        self.scheduling_algorithm_duration = Histogram(
+        m["scheduling_algorithm_duration"] = Histogram(
             "scheduler_scheduling_algorithm_duration_seconds", "[ALPHA] Scheduling algorithm latency in seconds",
             buckets=ATTEMPT_DURATION_BUCKETS, registry=r)
-        self.preemption_victims_hist = Histogram(
+        m["preemption_victims_hist"] = Histogram(
             "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims",
             buckets=PREEMPTION_VICTIMS_BUCKETS, registry=r)
-        self.preemption_attempts = Counter(
+        m["preemption_attempts"] = Counter(
             "scheduler_preemption_attempts_total", "[STABLE] Total preemption attempts in the cluster till now",
             registry=r)
-        self.pending_pods = Gauge(
+        m["pending_pods"] = Gauge(
             "scheduler_pending_pods",
             "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
             "means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
@@ -154,68 +269,69 @@ class SchedulerMetrics:
             "scheduler never attempted to schedule because they are gated.",
             ("queue",), registry=r)
         for q in QUEUES:
-            self.pending_pods.labels(queue=q).set(0)
-        self.pod_scheduling_duration = Histogram(
+            m["pending_pods"].labels(queue=q).set(0)
+        m["pod_scheduling_duration"] = Histogram(
             "scheduler_pod_scheduling_duration_seconds",
             "[STABLE] (Deprecated since 1.29.0) E2e latency for a pod being scheduled which may include multiple "
             "scheduling attempts.",
             ("attempts",), buckets=POD_SCHEDULING_DURATION_BUCKETS, registry=r)
-        self.pod_scheduling_sli_duration = Histogram(
+        m["pod_scheduling_sli_duration"] = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
             "might involve multiple scheduling attempts.",
             ("attempts",), buckets=POD_SCHEDULING_DURATION_BUCKETS, registry=r)
-        self.pod_scheduling_attempts = Histogram(
+        m["pod_scheduling_attempts"] = Histogram(
             "scheduler_pod_scheduling_attempts", "[STABLE] Number of attempts to successfully schedule a pod.",
             buckets=POD_SCHEDULING_ATTEMPTS_BUCKETS, registry=r)
-        self.framework_extension_point_duration = Histogram(
+        m["framework_extension_point_duration"] = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "[STABLE] Latency for running all plugins of a specific extension point.",
             ("extension_point", "status", "profile"), buckets=EXTENSION_POINT_BUCKETS, registry=r)
-        self.plugin_execution_duration = Histogram(
+        m["plugin_execution_duration"] = Histogram(
             "scheduler_plugin_execution_duration_seconds",
             "[ALPHA] Duration for running a plugin at a specific extension point.",
             ("plugin", "extension_point", "status"), buckets=PLUGIN_EXECUTION_BUCKETS, registry=r)
-        self.queue_incoming_pods = Counter(
+        m["queue_incoming_pods"] = Counter(
             "scheduler_queue_incoming_pods_total",
             "[STABLE] Number of pods added to scheduling queues by event and queue type.",
             ("queue", "event"), registry=r)
-        self.permit_wait_duration = Histogram(
+        m["permit_wait_duration"] = Histogram(
             "scheduler_permit_wait_duration_seconds", "[ALPHA] Duration of waiting on permit.",
             ("result",), buckets=ATTEMPT_DURATION_BUCKETS, registry=r)
-        self.cache_size = Gauge(
+        m["cache_size"] = Gauge(
             "scheduler_scheduler_cache_size",
             "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
             ("type",), registry=r)
-        self.unschedulable_pods = Gauge(
+        m["unschedulable_pods"] = Gauge(
             "scheduler_unschedulable_pods",
             "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment the gauge "
             "for all plugins that caused it to not schedule and so this metric have meaning only when broken down "
             "by plugin.",
             ("plugin", "profile"), registry=r)
-        self.plugin_evaluation = Counter(
+        m["plugin_evaluation"] = Counter(
             "scheduler_plugin_evaluation_total",
             "[ALPHA] Number of attempts to schedule pods by each plugin and the extension point (available only in "
             "PreFilter, Filter, PreScore, and Score).",
             ("plugin", "extension_point", "profile"), registry=r)
-        self.leader_election_master_status = Gauge(
+        m["leader_election_master_status"] = Gauge(
             "leader_election_master_status",
             "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
             "indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
             ("name",), registry=r)
-        self.leader_election_slowpath = Counter(
+        m["leader_election_slowpath"] = Counter(
             "leader_election_slowpath_total",
             "[ALPHA] Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
             "identify the lease. Please make sure to group by name.",
             ("name",), registry=r)
-        self._filter = _WithoutCreated(r)
-        self._exposed = CollectorRegistry(auto_describe=False)
-        self._exposed.register(self._filter)
+        return m
 
     def disable(self, names: Iterable[str]) -> None:
         """``--disabled-metrics``: leave these metrics (fully qualified names) out of /metrics, as
         component-base's metrics.SetDisabledMetrics does."""
-        self._filter.disabled = self._filter.disabled | frozenset(names)
+        with self._lock:
+            self._disabled = self._disabled | frozenset(names)
+            if self._filter is not None:
+                self._filter.disabled = self._disabled
 
     # ------------------------------------------------------------ scheduling cycle
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -307,6 +423,10 @@ class SchedulerMetrics:
     # ---------------------------------------------------------------------- output
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""
+        from prometheus_client import generate_latest
+
+        self.materialize()
+        assert self._exposed is not None
         return generate_latest(self._exposed)
 
 

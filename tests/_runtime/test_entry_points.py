@@ -152,3 +152,90 @@ def test_a_broken_entry_point_is_reported_not_a_crash(site: SitePackages) -> Non
     with pytest.raises(PluginError, match=r"entry point Broken = no_such_module_here:new \(group kubesched.plugins, "
                                           r"distribution kubesched-broken\): cannot load: ModuleNotFoundError"):
         full_registry()
+
+
+def _lay_out(root: Path, layout: str) -> None:
+    """An installation's metadata on disk, as ``layout`` names it."""
+    group_file = f"[{ENTRY_POINT_GROUP}]\nMyPlugin = {PACKAGE}:new\n"
+    if layout == "dist-info":
+        SitePackages(root).install("kubesched-example-ep", "0.1.0", {"MyPlugin": f"{PACKAGE}:new"})
+    elif layout == "egg-info":
+        info = root / "kubesched_example_ep.egg-info"
+        info.mkdir()
+        (info / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: kubesched-example-ep\nVersion: 0.1.0\n")
+        (info / "entry_points.txt").write_text(group_file)
+    elif layout == "egg directory":
+        egg = root / "kubesched_example_ep-0.1.0-py3.11.egg"
+        (egg / "EGG-INFO").mkdir(parents=True)
+        (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: kubesched-example-ep\nVersion: 0.1.0\n")
+        (egg / "EGG-INFO" / "entry_points.txt").write_text(group_file)
+    elif layout == "other groups only":
+        SitePackages(root).install("some-tool", "1.0", {}, package=False)
+        (root / "some_tool-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nsome-tool = x:main\n")
+    elif layout == "legacy one-file egg-info":
+        (root / "old_thing-1.0.egg-info").write_text("Metadata-Version: 1.0\nName: old-thing\nVersion: 1.0\n")
+
+
+@pytest.mark.parametrize(
+    ("layout", "declares"),
+    [("dist-info", True), ("egg-info", True), ("egg directory", True), ("other groups only", False),
+     ("legacy one-file egg-info", False)],
+    ids=["a wheel's dist-info declaring the group is seen", "a setuptools egg-info declaring it is seen",
+         "an egg directory's EGG-INFO declaring it is seen", "a distribution declaring other groups only is not",
+         "a legacy one-file egg-info declares nothing"])
+def test_the_quick_look_for_entry_points_agrees_with_importlib_metadata(site: SitePackages, layout: str,
+                                                                        declares: bool) -> None:
+    """importlib.metadata (~30 ms to import) is used only when some distribution may declare a
+    kubesched plugin; the quick look never misses one importlib.metadata finds."""
+    from importlib.metadata import entry_points
+
+    from kubesched._runtime.registry import _may_declare_entry_points
+
+    if _may_declare_entry_points(ENTRY_POINT_GROUP):
+        pytest.skip("this environment has a distribution declaring kubesched plugins already")
+    egg_root = site.root
+    _lay_out(egg_root, layout)
+    if layout == "egg directory":  # an egg is put on sys.path itself
+        sys.path.insert(0, str(next(egg_root.glob("*.egg"))))
+    try:
+        found = list(entry_points(group=ENTRY_POINT_GROUP))
+        assert bool(found) is declares
+        assert _may_declare_entry_points(ENTRY_POINT_GROUP) is declares
+    finally:
+        if layout == "egg directory":
+            sys.path.pop(0)
+
+
+def test_a_zip_on_the_path_or_another_distribution_finder_counts_as_a_possible_declaration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubesched._runtime.registry import _may_declare_entry_points
+
+    if _may_declare_entry_points(ENTRY_POINT_GROUP):
+        pytest.skip("this environment has a distribution declaring kubesched plugins already")
+    archive = tmp_path / "plugins.zip"
+    shutil.make_archive(str(archive.with_suffix("")), "zip", tmp_path)
+    monkeypatch.syspath_prepend(str(archive))
+    assert _may_declare_entry_points(ENTRY_POINT_GROUP)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(archive)])
+    assert not _may_declare_entry_points(ENTRY_POINT_GROUP)
+
+    class Finder:
+        def find_spec(self, *args: object) -> None:
+            return None
+
+        def find_distributions(self, *args: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    assert _may_declare_entry_points(ENTRY_POINT_GROUP)
+
+
+def test_the_registry_skips_importlib_metadata_when_nothing_declares_a_plugin() -> None:
+    """In a fresh interpreter: building the full registry imports importlib.metadata only when
+    a distribution declares a kubesched plugin."""
+    import subprocess
+
+    code = ("import sys\nfrom kubesched._runtime.registry import full_registry, _may_declare_entry_points\n"
+            "full_registry()\nprint(_may_declare_entry_points('kubesched.plugins'), 'importlib.metadata' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out in (["False", "False"], ["True", "True"])

@@ -490,3 +490,51 @@ def test_every_api_call_is_declared_and_covered_by_the_rbac_table(api: LocalApiS
     granted = {(c.verb, c.group, c.resource.plural, c.subresource) for c in rbac.API_CALLS}
     missing = [c for c in API_CALLS if dataclasses.astuple(c) not in granted]
     assert not missing, f"calls of kubesched.cluster.live missing from kubesched.live.api_calls: {missing}"
+
+
+# ------------------------------------------------------------------------------------ extenders
+def test_a_configured_filter_extender_is_asked_and_obeyed(api: LocalApiServer) -> None:
+    """The extenders' HTTP client is imported only where the configuration names one
+    (kubesched.live.runner): named, it filters every pod, and its ignoredByScheduler resources
+    reach NodeResourcesFit."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[list[str]] = []
+
+    class Extender(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            names = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["NodeNames"]
+            asked.append(names)
+            body = json.dumps({"NodeNames": [n for n in names if n == "n2"],
+                               "FailedNodes": {n: "not n2" for n in names if n != "n2"}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Extender)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    config = parse_config({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "extenders": [{"urlPrefix": f"http://127.0.0.1:{server.server_address[1]}", "filterVerb": "filter",
+                       "nodeCacheCapable": True, "weight": 1,
+                       "managedResources": [{"name": "example.com/widget", "ignoredByScheduler": True}]}]})
+    for name in ("n1", "n2", "n3"):
+        api.create(node(name))
+    # No node has example.com/widget: NodeResourcesFit ignores it only as the extender says.
+    widget = pod("p1", "100m")
+    widget["spec"]["containers"][0]["resources"]["requests"]["example.com/widget"] = "1"
+    api.create(widget)
+    try:
+        with live_scheduler(api, config):
+            wait_until(lambda: placements(api).get("p1"), what="p1 bound")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert placements(api)["p1"] == "n2"
+    assert asked and sorted(asked[0]) == ["n1", "n2", "n3"]

@@ -505,3 +505,74 @@ def test_each_pod_is_bound_by_exactly_one_replica_under_a_burst(api: LocalApiSer
             r.stop.set()
         for r in replicas:
             r.thread.join(15)
+
+
+# ------------------------------------------------------------------------ garbage collection
+@pytest.fixture
+def paused_collection(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The garbage collector paused as the ``kubesched`` command pauses it while it starts
+    (kubesched._entry.main), restored afterwards."""
+    import gc
+
+    from kubesched import _startup
+
+    was_enabled = gc.isenabled()
+    monkeypatch.setattr(_startup, "_paused", True)
+    monkeypatch.setattr("kubesched._dataclass_code.save", lambda: None)
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
+def test_garbage_collection_stays_paused_until_the_first_scheduling_attempt(
+        api: LocalApiServer, tmp_path: Path, paused_collection: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restart's time to its first bind: the collector would walk the informers' stores and
+    the cache being built; it resumes once the loop has made its first attempt."""
+    import gc
+
+    from kubesched.live.runner import LiveScheduler
+
+    during: list[bool] = []
+    cycle = LiveScheduler._scheduling_cycle
+
+    def recording(self: LiveScheduler, *args: Any) -> Any:
+        during.append(gc.isenabled())
+        return cycle(self, *args)
+
+    monkeypatch.setattr(LiveScheduler, "_scheduling_cycle", recording)
+    mine = create_pods(api, ["a"])
+    replica = Replica(api, "kubesched", RunOptions(config=config_file(tmp_path), master=api.url, deterministic=True),
+                      election=NO_ELECTION)
+    try:
+        wait_until(lambda: bound(api, mine), what="the pod bound")
+        wait_until(gc.isenabled, what="garbage collection resumed")
+    finally:
+        replica.halt()
+    assert during[0] is False
+
+
+def test_garbage_collection_resumes_after_a_while_when_scheduling_cannot_start(
+        tmp_path: Path, paused_collection: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An API server that never answers: the informers never sync, and the requests retried
+    meanwhile leave garbage behind, so the pause ends after GC_PAUSE_LIMIT all the same."""
+    import gc
+
+    import kubesched.live.command as command
+
+    monkeypatch.setattr(command, "GC_PAUSE_LIMIT", 0.3)
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    stop = threading.Event()
+    thread = threading.Thread(target=lambda: run(RunOptions(master=unreachable), NO_SERVING, NO_ELECTION, REGISTRY,
+                                                 stop=stop), daemon=True)
+    started = time.monotonic()
+    thread.start()
+    try:
+        wait_until(gc.isenabled, what="garbage collection resumed", timeout=5.0)
+        assert time.monotonic() - started >= 0.3
+    finally:
+        stop.set()
+        thread.join(15)

@@ -47,8 +47,8 @@ def bucket_bounds(text: str, name: str) -> list[str]:
     return bounds
 
 
-def exercised() -> SchedulerMetrics:
-    m = SchedulerMetrics()
+def exercised(m: SchedulerMetrics | None = None) -> SchedulerMetrics:
+    m = m if m is not None else SchedulerMetrics()
     m.observe_attempt("scheduled", "kubesched", 0.004)
     m.observe_attempt("unschedulable", "kubesched", 0.02)
     m.observe_attempt("error", "kubesched", 0.5)
@@ -436,3 +436,54 @@ def test_serving_https_with_a_certificate(tmp_path: Any) -> None:
         ctx = ssl.create_default_context(cafile=str(cert_file))
         with httpx.Client(verify=ctx, timeout=5) as http:
             assert http.get(f"{srv.url}/healthz").text == "ok"
+
+
+# ------------------------------------------------------------------ deferred metrics
+def _leader_churn(m: SchedulerMetrics) -> None:
+    m.leader_on("kube-scheduler")
+    m.slowpath_exercised("kube-scheduler")
+    m.leader_off("kube-scheduler")
+    m.set_pending({"active": 7})  # a gauge set twice: the last value wins
+    m.set_pending({"active": 2})
+
+
+@pytest.mark.parametrize("when", ["materialized, then rendered", "rendered straight away"],
+                         ids=["built explicitly after the calls", "built by the first render"])
+def test_deferred_metrics_read_exactly_as_metrics_built_from_the_start(when: str) -> None:
+    """`kubesched run` builds its prometheus_client metrics once it schedules (a restart's time to
+    its first bind); what was recorded before is replayed in order."""
+    eager = exercised()
+    _leader_churn(eager)
+    deferred = SchedulerMetrics(deferred=True)
+    deferred.disable(["scheduler_plugin_evaluation_total"])
+    eager.disable(["scheduler_plugin_evaluation_total"])
+    exercised(deferred)
+    _leader_churn(deferred)
+    if when.startswith("materialized"):
+        deferred.materialize()
+    assert deferred.render() == eager.render()
+    assert "scheduler_plugin_evaluation_total" not in deferred.render().decode()
+    deferred.observe_attempt("scheduled", "kubesched", 0.004)  # after: straight to the real metric
+    eager.observe_attempt("scheduled", "kubesched", 0.004)
+    assert deferred.render() == eager.render()
+
+
+def test_a_deferred_metric_held_across_the_build_still_counts() -> None:
+    m = SchedulerMetrics(deferred=True)
+    child = m.pending_pods.labels(queue="active")
+    child.set(4)
+    m.materialize()
+    child.set(9)  # a reference taken before the build
+    assert families(m)["scheduler_pending_pods"].samples[0].value == 9
+
+
+def test_deferred_metrics_import_prometheus_client_only_when_built() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom kubesched.live.serving import SchedulerMetrics\n"
+            "m = SchedulerMetrics(deferred=True)\nm.observe_attempt('scheduled', 'p', 0.1)\n"
+            "before = 'prometheus_client' in sys.modules\nm.materialize()\n"
+            "print(before, 'prometheus_client' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]

@@ -21,8 +21,13 @@ ROOT = Path(kubesched.__file__).resolve().parent.parent
 # Never on the way to the first bind: the web server of health and metrics (started once the
 # scheduler schedules), httpx (the API client's own transport carries every request), the CLI's
 # other commands and what they use (rich, the simulator, the what-if engine, the solvers), the
-# test doubles.
-NEVER = ("uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
+# test doubles; importlib.metadata (and the zipfile it brings) unless a distribution declares a
+# kubesched plugin (kubesched._runtime.registry); prometheus_client and the http.server its
+# exposition brings (the metrics are built once the scheduler schedules: SchedulerMetrics' deferred).
+# The HTTP extenders' client unless the configuration names one (kubesched.extender), tempfile
+# unless a kubeconfig carries an inline client certificate.
+NEVER = ("importlib.metadata", "zipfile", "prometheus_client", "http.server", "kubesched.extender", "tempfile",
+         "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
          "jinja2", "cryptography", "kubesched.simulation", "kubesched.timeline", "kubesched.whatif",
          "kubesched.testing", "kubesched.bench", "kubesched.soak", "kubesched.cli.shadow", "kubesched.cli.autoscale",
          "kubesched.cli.capacity", "kubesched.cli.compare", "kubesched.cli.pack",
