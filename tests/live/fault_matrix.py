@@ -615,7 +615,13 @@ def scheduler_restart(r: Run) -> str:
     r.expect(proc.returncode == 0, f"the restarted process exited {proc.returncode} on SIGTERM")
     r.expect_one_event_each()
     took, ready = first.at - started, request - started
-    r.expect(took - ready < 0.5, f"{took - ready:.2f} s from the restarted process' first request to its first bind")
+    # The released lease is taken at the first try: no wait for it to expire. How
+    # soon a restart binds is measured by `kubesched bench --workload restart`, not here (the
+    # informers' first LISTs now leave before the scheduler's modules are imported, so the
+    # time after the first request includes imports).
+    lease = 4.0  # Run.replica's default leaseDuration, the restarted process's configuration
+    r.expect(took - ready < lease, f"{took - ready:.2f} s from the restarted process' first request to its first "
+                                   f"bind: the released lease was not taken at once")
     return (f"the new process bound its first pod {_ms(took)} after it started: {_ms(ready)} of interpreter start, "
             f"imports and setup before its first request, then {_ms(took - ready)} (caches synced, the released lease "
             f"taken at its first try); every bound pod has its Scheduled event")

@@ -106,7 +106,8 @@ def test_the_scheduling_loop_says_when_it_runs(api: LocalApiServer, leading: boo
     try:
         wait_until(lambda: called, what="on_running")
         if leading:
-            assert api.calls("create", "pods", "binding")  # its first attempt's bind is under way or done
+            # Its first attempt is made: the bind follows on the binding cycle's thread.
+            wait_until(lambda: api.calls("create", "pods", "binding"), what="the first attempt's bind")
         else:
             assert called[0] - started >= 0.3 and not api.calls("create", "pods", "binding")
         time.sleep(0.4)

@@ -168,7 +168,9 @@ def test_preemption_deletes_the_victim_with_its_uid_and_nominates_the_node(api: 
         nominated = wait_until(lambda: api.get("pods", "preemptor", "default")["status"].get("nominatedNodeName"),
                                what="nominatedNodeName")
         assert nominated == "n1"
-        deletes = api.calls("delete", "pods")
+        # 1.36 deletes the victims after the cycle (prepareCandidateAsync): the nomination may
+        # reach the API server first.
+        deletes = wait_until(lambda: api.calls("delete", "pods"), what="the victim's deletion")
         assert len(deletes) == 1 and deletes[0].name == "victim"
         assert deletes[0].body["preconditions"] == {"uid": victim["metadata"]["uid"]}
         patches = [c for c in api.calls("patch", "pods", "status") if c.name == "victim"]
