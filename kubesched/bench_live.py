@@ -107,7 +107,7 @@ def _pod(i: int) -> dict[str, Any]:
 
 
 class _Api:
-    """The bench's API server: a child process (``python -m kubesched.testing.apiserver``: a
+    """The bench's API server: a child process (``python -m kubesched.testing``: a
     real API server is another process, and serving must not compete with the scheduler for
     the GIL), or a thread of this process."""
 
@@ -118,7 +118,7 @@ class _Api:
             self._api = LocalApiServer(bookmark_interval=5.0).start()
             self.url = self._api.url
         else:
-            self._proc = sp.Popen([sys.executable, "-m", "kubesched.testing.apiserver"], stdin=sp.PIPE,
+            self._proc = sp.Popen([sys.executable, "-m", "kubesched.testing"], stdin=sp.PIPE,
                                   stdout=sp.PIPE, text=True)
             assert self._proc.stdout is not None
             self.url = self._proc.stdout.readline().strip()

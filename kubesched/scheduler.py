@@ -504,7 +504,10 @@ class Scheduler:
         # search and is dropped; the nodes that failed before it keep their status.
         passing = np.flatnonzero(ok)
         cutoff = evaluated if passing.size <= k else int(passing[k])
-        feasible = RowNodes(table, rows[passing[:k]], by_row)
+        m = min(k, passing.size)
+        # The first m evaluated all passed (passing ascends): a slice keeps a run of
+        # consecutive rows recognisable (framework.nodetable.row_span).
+        feasible = RowNodes(table, rows[:m] if m and int(passing[m - 1]) == m - 1 else rows[passing[:k]], by_row)
         failing = np.flatnonzero(~ok[:cutoff])
         special_at = np.empty(0, np.int64)
         if special_parts and failing.size:

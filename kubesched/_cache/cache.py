@@ -17,6 +17,7 @@ import numpy as np
 from kubesched._cache.podgroups import PodGroupStates
 from kubesched.framework import ImageStateSummary, NodeInfo, NodeTable, PodInfo
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.nodetable import identity_rows
 from kubesched.objects import Node, Pod
 
 _ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
@@ -235,6 +236,10 @@ class Cache:
         cached = self._order_rows
         if cached is None:
             rows = np.fromiter((ni.index for ni in order), np.int64, len(order))
+            if len(rows) and int(rows[-1]) == len(rows) - 1 and bool((rows == identity_rows(len(rows))).all()):
+                # The list is the table's own order: its slices are runs batch methods read as
+                # column slices (framework.nodetable.row_span).
+                rows = identity_rows(len(rows))
             positions = np.full(self.table.size, -1, np.int64)
             positions[rows] = np.arange(len(order), dtype=np.int64)
             cached = self._order_rows = (rows, positions)

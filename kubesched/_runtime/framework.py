@@ -119,6 +119,10 @@ class Framework:
         self._score_batch = {p.name: getattr(p, "score_batch", None) for p in self.score}
         self._normalize = {p.name: getattr(p, "normalize_score", None) for p in self.score}
         self._normalize_batch = {p.name: getattr(p, "normalize_score_batch", None) for p in self.score}
+        self._scores_all_zero = [(p.name, f) for p in self.score if callable(f := getattr(p, "scores_all_zero", None))]
+        # pre_bind_pre_flight is optional (a plugin without one counts as having work).
+        self._pre_bind_flights = [(p, f if callable(f := getattr(p, "pre_bind_pre_flight", None)) else None)
+                                  for p in self.pre_bind]
         # OpportunisticBatching: the profile's batch, and the plugins that sign pods.
         self.batch: OpportunisticBatch | None = None
         self.signatures_enabled = False
@@ -424,6 +428,10 @@ class Framework:
         # Upstream's phases: every plugin's Score, then every NormalizeScore, then the range
         # check with the weights — so which error is reported does not depend on plugin order.
         plugins = [p for p in self.score if p.name not in skip]
+        zero = {name for name, all_zero in self._scores_all_zero if name not in skip and all_zero(state)}
+        if zero:
+            every = plugins
+            plugins = [p for p in plugins if p.name not in zero]
         raw: list[IntArray] = []
         for p in plugins:
             sb = self._score_batch[p.name]
@@ -452,6 +460,8 @@ class Framework:
         if not plugins or not n:
             out.plugins.extend(PluginScores(p.name, scores * self.score_weights[p.name])
                                for p, scores in zip(plugins, normalized, strict=True))
+            if zero:
+                self._add_zero_scores(out, every, zero, n)
             return out
         # The range check and the weights over every plugin at once (one nodes x plugins
         # matrix): a handful of numpy calls per cycle instead of five per plugin.
@@ -466,7 +476,16 @@ class Framework:
         weighted = matrix * np.array([self.score_weights[p.name] for p in plugins], np.int64)[:, None]
         out.plugins.extend(PluginScores(p.name, row) for p, row in zip(plugins, weighted, strict=True))
         out.totals = weighted.sum(axis=0)
+        if zero:
+            self._add_zero_scores(out, every, zero, n)
         return out
+
+    @staticmethod
+    def _add_zero_scores(out: ScoreResult, plugins: Sequence[Any], zero: set[str], n: int) -> None:
+        """The plugins that scored 0 everywhere (scores_all_zero) among the others, in order."""
+        scored = iter(out.plugins)
+        out.plugins = [PluginScores(p.name, np.zeros(n, np.int64)) if p.name in zero else next(scored)
+                       for p in plugins]
 
     @staticmethod
     def _score_one(p: Any, state: CycleState, pod: Pod, ni: NodeInfo) -> int:
@@ -519,15 +538,14 @@ class Framework:
         """RunPreBindPreFlights (1.36): Success (None) when some PreBind plugin has work, Skip
         when none has, an Error otherwise; the skipping plugins' PreBind is not run. A
         plugin without ``pre_bind_pre_flight`` counts as having work."""
-        skipped: set[str] = set()
+        skipped: list[str] = []
         result: Status | None = SKIP
-        for p in self.pre_bind:
-            flight = getattr(p, "pre_bind_pre_flight", None)
-            s: Status | None = flight(state, pod, node_name) if callable(flight) else None
+        for p, flight in self._pre_bind_flights:
+            s: Status | None = flight(state, pod, node_name) if flight is not None else None
             if s is None or s.code == Code.SUCCESS:
                 result = None
             elif s.code == Code.SKIP:
-                skipped.add(p.name)
+                skipped.append(p.name)
             elif s.code == Code.ERROR:
                 return Status(Code.ERROR, (f"running PreBindPreFlight {_q(p.name)}: {s.message}",), p.name, s.error)
             else:

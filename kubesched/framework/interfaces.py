@@ -44,6 +44,11 @@ for some cycles offers ``filter_batch_applies(state) -> bool`` as well: when it 
 the plugin is filtered node by node in that cycle (its per-node ``filter`` then keeps any
 bookkeeping that depends on which nodes it ran on).
 
+A score plugin that knows, from the cycle state, that it scores 0 on every node for this pod
+(and that its normalization keeps those zeros) may offer ``scores_all_zero(state) -> bool``:
+when True its Score and NormalizeScore are not called and it adds 0 (a score plugin without
+PreScore cannot Skip, so upstream calls it on every node for nothing).
+
 Preemption's fast path. DefaultPreemption's dry run (SelectVictimsOnNode) and the
 scheduler's filtering of nodes holding nominated pods (RunFilterPluginsWithNominatedPods)
 evaluate "this node with some pods removed or added" by cloning the node and the cycle state,
@@ -164,6 +169,14 @@ class BatchFilterAppliesPlugin(Protocol):
     def filter_batch_applies(self, state: CycleState) -> bool:
         """Whether ``filter_batch`` (and ``filter_batch_status``) hold for this cycle; False:
         the plugin is filtered node by node in it."""
+        ...
+
+
+@runtime_checkable
+class ScoresAllZeroPlugin(Protocol):
+    def scores_all_zero(self, state: CycleState) -> bool:
+        """True: Score returns 0 on every node for this cycle's pod, and NormalizeScore keeps
+        the zeros; the framework then calls neither."""
         ...
 
 

@@ -21,7 +21,7 @@ a consumer too far behind gets None and rebuilds from scratch.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, cast, overload
+from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -194,6 +194,52 @@ class NodeTable:
             for k, v in r.items():
                 if k not in ("cpu", "memory", "ephemeral-storage", "pods") and is_scalar_resource_name(k):
                     self.scalar_column(k, allocatable=False)[i] += sign * v
+
+
+# ---- runs of consecutive rows
+# Row numbers 0, 1, 2, ... (read-only). When the scheduler's node order is the table's own (nodes
+# added in node-tree order, as a cluster's first LIST usually is), the rows it hands to batch
+# methods are slices of this array: ``row_span`` recognises them in O(1), and a column is then
+# read as a slice instead of a gather (a gather of thousands of rows spread over a large table
+# misses the cache on nearly every row).
+_IDENTITY: IntArray = np.zeros(0, np.int64)
+_Arr = TypeVar("_Arr", bound="np.ndarray[Any, Any]")
+
+
+def identity_rows(n: int) -> IntArray:
+    """Rows 0 .. n-1 as a read-only view that :func:`row_span` recognises (and slices of it)."""
+    global _IDENTITY
+    if len(_IDENTITY) < n:
+        grown = np.arange(max(n, 2 * len(_IDENTITY), 1024), dtype=np.int64)
+        grown.flags.writeable = False
+        _IDENTITY = grown
+    return _IDENTITY[:n]
+
+
+def row_span(rows: IntArray) -> tuple[int, int] | None:
+    """(lo, hi) when ``rows`` is exactly lo, lo+1, ..., hi-1 as a slice of
+    :func:`identity_rows`; None otherwise (including for equal values in another array:
+    only the identity's slices are known without reading them)."""
+    if rows.base is not _IDENTITY or rows.ndim != 1 or rows.strides[0] != 8 or not len(rows):
+        return None
+    lo = int(rows[0])
+    return lo, lo + len(rows)
+
+
+def take_rows(col: _Arr, rows: IntArray) -> _Arr:
+    """``col[rows]`` (a new array), copied from a slice when ``rows`` is a run of consecutive rows."""
+    span = row_span(rows)
+    if span is None:
+        return cast(_Arr, col[rows])
+    return cast(_Arr, col[span[0]:span[1]].copy())
+
+
+def read_rows(col: _Arr, rows: IntArray) -> _Arr:
+    """``col[rows]`` for reading only: a view of ``col`` when ``rows`` is a run of consecutive rows."""
+    span = row_span(rows)
+    if span is None:
+        return cast(_Arr, col[rows])
+    return cast(_Arr, col[span[0]:span[1]])
 
 
 class RowNodes(Sequence[NodeInfo]):

@@ -1487,12 +1487,12 @@ def _route(method: str, path: str, query: Mapping[str, str]) -> _Request:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m kubesched.testing.apiserver [--port N] [--bookmark-interval S]``: serve on
+    """``python -m kubesched.testing [--port N] [--bookmark-interval S]``: serve on
     127.0.0.1, print the URL as the first line of stdout, stop when stdin closes."""
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m kubesched.testing.apiserver")
+    parser = argparse.ArgumentParser(prog="python -m kubesched.testing")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--bookmark-interval", type=float, default=5.0)
     args = parser.parse_args(argv)

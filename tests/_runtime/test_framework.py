@@ -36,9 +36,13 @@ def _factory(plugin: Scorer) -> Any:
     return lambda args, handle: plugin
 
 
-def run(scorers: list[Scorer]) -> Any:
+def run(scorers: list[Scorer], *, only: bool = False) -> Any:
+    """Schedule one pod with ``scorers`` enabled (``only``: the default Score plugins disabled)."""
     factories = {s.name: _factory(s) for s in scorers}
-    cfg = config({"plugins": enable(score=[s.name for s in scorers])})
+    plugins = enable(score=[s.name for s in scorers])
+    if only:
+        plugins["score"]["disabled"] = [{"name": "*"}]
+    cfg = config({"plugins": plugins})
     p = pod("p")
     sim = Simulator(cluster([node("n1"), node("n2")], [p]), cfg, registry=registry(**factories), deterministic=True)
     return sim.scheduler.schedule_one(sim.current[p.uid])
@@ -105,3 +109,40 @@ def test_filter_batch_applies_decides_per_cycle(plugin: _SometimesBatch, applies
         state.write(_APPLIES, True)
     got_batch, per_node = fwk.batch_filters(state)
     assert ([p for p, _, _ in got_batch], per_node) == (([plugin], []) if batch else ([], [plugin]))
+
+
+class _ZeroSometimes(Scorer):
+    """A Score plugin that says when it scores 0 everywhere (and must then not be called)."""
+
+    def __init__(self, name: str, score: int, all_zero: bool) -> None:
+        super().__init__(name, score)
+        self.all_zero = all_zero
+        self.calls = 0
+
+    def scores_all_zero(self, state: CycleState) -> bool:
+        return self.all_zero
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        self.calls += 1
+        return super().score(state, pod, node_info)
+
+
+@pytest.mark.parametrize(("all_zero", "calls", "scores"), [
+    (True, 0, {"First": 7, "Zero": 0, "Last": 3}),
+    (False, 2, {"First": 7, "Zero": 0, "Last": 3}),
+], ids=["a plugin scoring 0 everywhere is not called and still listed in order with its zeros",
+        "a plugin that cannot tell is called on every node"])
+def test_scores_all_zero_spares_the_calls_not_the_listing(all_zero: bool, calls: int, scores: dict[str, int]) -> None:
+    zero = _ZeroSometimes("Zero", 0, all_zero)
+    a = run([Scorer("First", 7), zero, Scorer("Last", 3)], only=True)
+    assert a.outcome == "Scheduled"
+    assert zero.calls == calls
+    assert [ps.name for ps in a.scores.plugins] == ["First", "Zero", "Last"]
+    assert a.scores.as_dict()[a.node] == scores
+    assert a.scores.totals.tolist() == [10, 10]
+
+
+def test_every_plugin_scoring_0_everywhere_leaves_totals_0() -> None:
+    a = run([_ZeroSometimes("Zero", 50, True)], only=True)
+    assert a.scores.totals.tolist() == [0, 0]
+    assert [ps.scores.tolist() for ps in a.scores.plugins] == [[0, 0]]

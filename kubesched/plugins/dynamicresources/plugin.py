@@ -541,13 +541,18 @@ class DynamicResources:
             return 0
         return _prioritized_list_score(s, allocations)
 
-    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
+    def scores_all_zero(self, state: CycleState) -> bool:
+        """No claim (most pods), no allocation found, or no firstAvailable request (computeScore
+        counts allocated firstAvailable subrequests only): Score is 0 on every node, and
+        NormalizeScore keeps zeros."""
         s = state.get(_STATE_KEY)
-        if s is None or not s.claims or not (s.node_allocations or s.batched):
+        return (s is None or not s.claims or not (s.node_allocations or s.batched)
+                or not any(req.first_available for claim in s.claims for req in claim.spec.requests))
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
+        if self.scores_all_zero(state):
             return np.zeros(len(rows), np.int64)
-        if not any(req.first_available for claim in s.claims for req in claim.spec.requests):
-            # computeScore counts allocated firstAvailable subrequests only: every node scores 0.
-            return np.zeros(len(rows), np.int64)
+        s = state.read(_STATE_KEY)
         nodes = table.nodes
         out = np.zeros(len(rows), np.int64)
         for j, r in enumerate(rows.tolist()):

@@ -30,6 +30,7 @@ import numpy as np
 
 from kubesched.framework import NodeInfo, NodeTable, Status
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.nodetable import read_rows
 from kubesched.objects import Pod
 
 PODS = "pods"
@@ -104,14 +105,14 @@ class ResourceFit:
     def table_alloc(self, table: NodeTable, rows: IntArray) -> IntArray:
         """:meth:`alloc` of each row, shape (len(names), len(rows))."""
         out = np.empty((len(self.names), len(rows)), np.int64)
-        out[0] = table.alloc_pods[rows]
+        out[0] = read_rows(table.alloc_pods, rows)
         for i, name in enumerate(self.names[1:], 1):
             cols = _NATIVE_COLUMNS.get(name)
             if cols is not None:
-                out[i] = getattr(table, cols[0])[rows]
+                out[i] = read_rows(getattr(table, cols[0]), rows)
             else:
                 col = table.scalar_alloc.get(name)
-                out[i] = col[rows] if col is not None else 0
+                out[i] = read_rows(col, rows) if col is not None else 0
         return out
 
     def oversize(self, alloc: Sequence[int] | None) -> bool:
@@ -151,15 +152,15 @@ class ResourceFit:
     def table_free(self, table: NodeTable, rows: IntArray) -> IntArray:
         """:meth:`free` of each row: an int64 array of shape (len(names), len(rows))."""
         out = np.empty((len(self.names), len(rows)), np.int64)
-        out[0] = table.alloc_pods[rows] - table.pod_count[rows]
+        out[0] = read_rows(table.alloc_pods, rows) - read_rows(table.pod_count, rows)
         for i, name in enumerate(self.names[1:], 1):
             cols = _NATIVE_COLUMNS.get(name)
             if cols is not None:
-                out[i] = getattr(table, cols[0])[rows] - getattr(table, cols[1])[rows]
+                out[i] = read_rows(getattr(table, cols[0]), rows) - read_rows(getattr(table, cols[1]), rows)
                 continue
             alloc_col = table.scalar_alloc.get(name)
             req_col = table.scalar_req.get(name)
-            out[i] = alloc_col[rows] if alloc_col is not None else 0
+            out[i] = read_rows(alloc_col, rows) if alloc_col is not None else 0
             if req_col is not None:
-                out[i] -= req_col[rows]
+                out[i] -= read_rows(req_col, rows)
         return out

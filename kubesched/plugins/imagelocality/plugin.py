@@ -21,6 +21,7 @@ from kubesched.framework import (
     NodeTable,
 )
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.nodetable import take_rows
 from kubesched.framework.signers import IMAGE_NAMES_SIGNER_NAME, SignFragment
 from kubesched.objects import Pod
 from kubesched.plugins.helpers.gomath import go_div
@@ -223,7 +224,7 @@ class ImageLocality:
         if scores is None:
             # No image of the pod on any node: every sum is 0, below minThreshold -> 0.
             return np.zeros(len(rows), np.int64)
-        out: IntArray = scores[rows]
+        out: IntArray = take_rows(scores, rows)
         return out
 
 

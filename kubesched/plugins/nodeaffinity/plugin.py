@@ -36,6 +36,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.nodetable import take_rows
 from kubesched.framework.signers import (
     NODE_AFFINITY_SIGNER_NAME,
     NODE_SELECTOR_SIGNER_NAME,
@@ -156,7 +157,7 @@ class _RowResults:
         arr = self.results.get(key)
         if arr is not None:
             self.results.move_to_end(key)
-            return arr[rows]
+            return take_rows(arr, rows)
         nodes = table.nodes
         if len(rows) * 8 < self.size and key not in self.seen:
             self.seen[key] = None
@@ -169,7 +170,7 @@ class _RowResults:
         self.results[key] = arr
         if len(self.results) > _MAX_ROW_RESULTS:
             self.results.popitem(last=False)
-        return arr[rows]
+        return take_rows(arr, rows)
 
 
 _MAX_ROW_RESULTS = 64

@@ -20,18 +20,23 @@ from kubesched.errors import ConfigError, PluginError
 from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NodeTable, StateKey, Status
 from kubesched.framework.interfaces import IntArray
+from kubesched.framework.nodetable import read_rows
 from kubesched.framework.signers import SignFragment
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_scalar_resource_name
 from kubesched.plugins.noderesources.fit import dra_extended_resource_names
 from kubesched.plugins.noderesources.resource_allocation import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
     PreScoreState,
+    RowScores,
     RowSelection,
-    allocatable_request,
     balanced_score,
     balanced_score_arrays,
     node_vectors,
     pod_resource_request_list,
+    row_vectors,
     sign_resources,
     table_vectors,
 )
@@ -63,6 +68,10 @@ class BalancedAllocation:
         self._dra_extended_resource = features.enabled("DRAExtendedResource")
         # Per set of resources taking part: every table row's balance without the pod.
         self._without: dict[tuple[int, ...], _RowBalances] = {}
+        # Scores per table row, per pod request vector (see RowScores).
+        self._row_scores = RowScores()
+        # Which resources take part, per pod request vector.
+        self._taking_part: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
         """SignPod: as NodeResourcesFit's (the same fragment, the same refusal)."""
@@ -107,28 +116,50 @@ class BalancedAllocation:
         pod_requests = self._pod_requests(state, pod)
         if self._delta and not any(pod_requests):
             return np.zeros(len(rows), np.int64)
-        sel = RowSelection(table, rows)
+        resources = self.resources
+        # The score depends on the pod's requests and the row's columns only: kept per row.
         if not self._delta:
-            return sel.result(balanced_score_arrays(table_vectors(table, sel, self.resources, pod_requests, True),
-                                                    sel.size))
-        # The balance without the pod is the node's own (the pod decides only which scalar
-        # resources take part): kept per row until the table's change log names the row. Then
-        # 50 + (50 + with − without) / 2: the dividend is never negative (both balances are in
-        # [50, 100]), so a shift divides as Go does.
-        with_pod = sel.result(balanced_score_arrays(table_vectors(table, sel, self.resources, pod_requests, True),
-                                                    sel.size))
-        delta = with_pod - self._balance_without_pod(table, rows, pod_requests)
-        delta += 3 * _HALF
-        delta >>= 1
-        return delta
+            def score_rows(some: IntArray) -> IntArray:
+                sel = RowSelection(table, some)
+                return sel.result(balanced_score_arrays(table_vectors(table, sel, resources, pod_requests, True),
+                                                        sel.size))
 
-    def _balance_without_pod(self, table: NodeTable, rows: IntArray, pod_requests: Sequence[int]) -> IntArray:
-        """balance(without the pod) of ``rows``: the resources the pod's requests let take part
-        (a scalar it does not request is left out), over the node's requested values alone —
-        the second row of the with/without computation, kept for every table row and
+            def score_row(i: int) -> int:
+                return balanced_score(*row_vectors(table, i, resources, pod_requests, True))
+
+            return self._row_scores.scores(table, rows, pod_requests, score_rows, score_row)
+        zeros = [0] * len(resources)
+
+        def delta_rows(some: IntArray) -> IntArray:
+            # The balance without the pod is the node's own (the pod decides only which
+            # scalar resources take part): kept per row until the table's change log names
+            # the row (as 150 − balance). Then 50 + (50 + with − without) / 2: the dividend is
+            # never negative (both balances are in [50, 100]), so a shift divides as Go does.
+            sel = RowSelection(table, some)
+            with_pod = sel.result(balanced_score_arrays(table_vectors(table, sel, resources, pod_requests, True),
+                                                        sel.size))
+            delta = with_pod + self._balance_without_pod(table, some, pod_requests)
+            delta >>= 1
+            return delta
+
+        def delta_row(i: int) -> int:
+            with_pod = balanced_score(*row_vectors(table, i, resources, pod_requests, True))
+            return delta_score(with_pod, balanced_score(*row_vectors(table, i, resources, pod_requests, True, zeros)))
+
+        return self._row_scores.scores(table, rows, pod_requests, delta_rows, delta_row)
+
+    def _balance_without_pod(self, table: NodeTable, rows: IntArray, pod_requests: tuple[int, ...]) -> IntArray:
+        """150 − balance(without the pod) of ``rows``: the resources the pod's requests let
+        take part (a scalar it does not request is left out), over the node's requested values
+        alone — the second row of the with/without computation, kept for every table row and
         recomputed for the rows the table's change log names."""
-        taking_part = tuple(1 if p != 0 or not is_scalar_resource_name(r.name) else 0
-                            for r, p in zip(self.resources, pod_requests, strict=True))
+        taking_part = self._taking_part.get(pod_requests)
+        if taking_part is None:
+            if len(self._taking_part) >= 64:
+                self._taking_part.clear()
+            taking_part = self._taking_part[pod_requests] = tuple(
+                1 if p != 0 or not is_scalar_resource_name(r.name) else 0
+                for r, p in zip(self.resources, pod_requests, strict=True))
         kept = self._without.get(taking_part)
         if kept is None or kept.table is not table:
             if len(self._without) >= 16:
@@ -140,59 +171,65 @@ class BalancedAllocation:
             if position != kept.position:
                 changed = table.changed_since(kept.position)
                 kept.position = position
-                self._refresh(kept, taking_part, None if changed is None else list(dict.fromkeys(changed)))
-        out: IntArray = kept.scores[rows]
+                self._refresh(kept, taking_part, changed)
+        out: IntArray = read_rows(kept.offsets, rows)
         return out
 
     def _refresh(self, kept: _RowBalances, taking_part: tuple[int, ...], changed: list[int] | None) -> None:
-        """Recompute the balances of the ``changed`` rows (None: every row)."""
+        """Recompute the ``changed`` rows (None: every row)."""
         table = kept.table
-        if len(kept.scores) < table.capacity:
-            kept.scores = np.concatenate((kept.scores, np.zeros(table.capacity - len(kept.scores), np.int64)))
-        snapshot = self.handle.snapshot if self.handle is not None else None
-        if changed is not None and len(changed) <= _PER_ROW_REFRESH and snapshot is not None:
-            # A few rows (a pod bound or gone since): balanced_score per node, which the
-            # arrays equal bit for bit (the same float64 operations in the same order).
-            names = table.names
-            scores = kept.scores
-            for i in changed:
-                ni = snapshot.get(names[i]) if i < table.size else None
-                if ni is None or ni.table is not table or ni.index != i:
-                    scores[i] = 0  # a removed node's row: never read
-                    continue
-                scores[i] = balanced_score(*self._requested_without_pod(ni, taking_part))
+        if len(kept.offsets) < table.capacity:
+            kept.offsets = np.concatenate((kept.offsets, np.zeros(table.capacity - len(kept.offsets), np.int64)))
+        if changed is not None and len(changed) <= _PER_ROW_REFRESH:
+            # A few rows (a pod bound or gone since): balanced_score over the row's table
+            # values, which the arrays equal bit for bit (the same float64 operations in the
+            # same order). A removed node's row holds zeros: its value is never read.
+            offsets = kept.offsets
+            columns = _row_columns(table, self.resources, taking_part)
+            for i in set(changed):
+                requested = [req.item(i) if req is not None else 0 for _, req in columns]
+                allocatable = [alloc.item(i) if alloc is not None else 0 for alloc, _ in columns]
+                offsets[i] = 3 * _HALF - balanced_score(requested, allocatable)
             return
-        rows = np.arange(table.size, dtype=np.int64) if changed is None else np.asarray(changed, np.int64)
+        rows = np.arange(table.size, dtype=np.int64) if changed is None else np.unique(np.asarray(changed, np.int64))
         sel = RowSelection(table, rows)
         zeros = [0] * len(taking_part)
-        kept.scores[rows] = sel.result(balanced_score_arrays(
+        kept.offsets[rows] = 3 * _HALF - sel.result(balanced_score_arrays(
             table_vectors(table, sel, self.resources, taking_part, True, zeros), sel.size))
 
-    def _requested_without_pod(self, node_info: NodeInfo, taking_part: Sequence[int]) -> tuple[list[int], list[int]]:
-        """node_vectors without the pod: (requested, allocatable) of the resources taking part."""
-        requested = [0] * len(taking_part)
-        allocatable = [0] * len(taking_part)
-        for i, (r, part) in enumerate(zip(self.resources, taking_part, strict=True)):
-            if not part:
-                continue
-            # allocatable_request adds the pod's request (1 here, so that a scalar takes part).
-            alloc, req = allocatable_request(node_info, r.name, 1, True)
-            if alloc == 0:
-                continue
-            allocatable[i] = alloc
-            requested[i] = req - 1
-        return requested, allocatable
+
+def _row_columns(table: NodeTable, resources: Sequence[ResourceSpec], taking_part: Sequence[int]
+                 ) -> list[tuple[IntArray | None, IntArray | None]]:
+    """table_vectors' columns (allocatable, requested) per resource, (None, None) for one left
+    out; a scalar column the table lacks reads as 0 (left out, as a missing allocatable key)."""
+    out: list[tuple[IntArray | None, IntArray | None]] = []
+    for r, part in zip(resources, taking_part, strict=True):
+        name = r.name
+        if not part:
+            out.append((None, None))
+        elif name == CPU:
+            out.append((table.alloc_cpu, table.req_cpu))
+        elif name == MEMORY:
+            out.append((table.alloc_mem, table.req_mem))
+        elif name == EPHEMERAL_STORAGE:
+            out.append((table.alloc_eph, table.req_eph))
+        elif is_scalar_resource_name(name):
+            out.append((table.scalar_alloc.get(name), table.scalar_req.get(name)))
+        else:
+            out.append((None, None))
+    return out
 
 
 class _RowBalances:
-    """One balance per table row, as of the table's change log ``position``."""
+    """One balance per table row (as its offset), as of the table's change log ``position``."""
 
-    __slots__ = ("table", "position", "scores")
+    __slots__ = ("table", "position", "offsets")
 
     def __init__(self, table: NodeTable) -> None:
         self.table = table
         self.position = table.log_position
-        self.scores = np.zeros(table.capacity, np.int64)
+        # 3·MaxNodeScore/2 − balance: the delta score is (with + offset) >> 1.
+        self.offsets = np.zeros(table.capacity, np.int64)
 
 
 _HALF = MAX_NODE_SCORE // 2

@@ -57,10 +57,12 @@ from kubesched.plugins.noderesources.resource_allocation import (
     MostAllocatedScorer,
     PreScoreState,
     RequestedToCapacityRatioScorer,
+    RowScores,
     RowSelection,
     Scorer,
     node_vectors,
     pod_resource_request_list,
+    row_vectors,
     sign_resources,
     table_vectors,
 )
@@ -314,6 +316,8 @@ class Fit:
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         self.resources: tuple[ResourceSpec, ...] = tuple(args.scoring_strategy.resources)
         self.scorer = _make_scorer(args)
+        # Scores per table row, per pod request vector (see RowScores).
+        self._row_scores = RowScores()
         self._resource_fits: dict[PodResourceRequest, ResourceFit] = {}
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._oversize_unresolvable = features.enabled("UnresolvableOversize")
@@ -574,9 +578,18 @@ class Fit:
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray:
         if not self.resources:
             raise PluginError("resources not found")
-        sel = RowSelection(table, rows)
-        vectors = table_vectors(table, sel, self.resources, self._pod_requests(state, pod), False)
-        return sel.result(self.scorer.score_arrays(vectors, sel.size))
+        pod_requests = self._pod_requests(state, pod)
+        resources, scorer = self.resources, self.scorer
+
+        def score_rows(some: IntArray) -> IntArray:
+            sel = RowSelection(table, some)
+            return sel.result(scorer.score_arrays(table_vectors(table, sel, resources, pod_requests, False), sel.size))
+
+        def score_row(i: int) -> int:
+            return scorer.score(*row_vectors(table, i, resources, pod_requests, False))
+
+        # The score depends on the pod's requests and the row's columns only: kept per row.
+        return self._row_scores.scores(table, rows, pod_requests, score_rows, score_row)
 
 
 def _pods_or_none(*objs: object | None) -> bool:

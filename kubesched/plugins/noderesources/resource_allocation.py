@@ -16,7 +16,8 @@ clusters.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy.typing as npt
 from kubesched.config.args import ResourceSpec, UtilizationShapePoint
 from kubesched.framework import MAX_NODE_SCORE, NodeInfo, NodeTable, Status
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.nodetable import identity_rows, row_span, take_rows
 from kubesched.framework.signers import RESOURCES_SIGNER_NAME, SignFragment
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_scalar_resource_name
@@ -92,19 +94,29 @@ def node_vectors(node_info: NodeInfo, resources: Sequence[ResourceSpec], pod_req
 class RowSelection:
     """How a batch method reads table columns for ``rows``.
 
-    When most of the table is asked for, columns are read as views over ``[:size]`` and the
-    result is indexed by ``rows`` once at the end (one gather instead of one per column);
-    otherwise each column is gathered by ``rows``.
+    A run of consecutive rows (framework.nodetable.row_span) is read as column slices. When
+    most of the table is asked for, columns are read as views over ``[:size]`` and the result
+    is indexed by ``rows`` once at the end (one gather instead of one per column); otherwise
+    each column is gathered by ``rows``. take() may return a view: never write into it.
     """
 
-    __slots__ = ("rows", "full", "n")
+    __slots__ = ("rows", "full", "n", "lo", "hi")
 
     def __init__(self, table: NodeTable, rows: IntArray) -> None:
         self.rows = rows
-        self.n = table.size
-        self.full = 2 * len(rows) >= self.n
+        span = row_span(rows)
+        if span is not None:
+            self.lo, self.hi = span
+            self.full = False
+            self.n = len(rows)
+        else:
+            self.lo = self.hi = -1
+            self.n = table.size
+            self.full = 2 * len(rows) >= self.n
 
     def take(self, col: IntArray) -> IntArray:
+        if self.hi >= 0:
+            return col[self.lo:self.hi]
         return col[: self.n] if self.full else col[self.rows]
 
     @property
@@ -144,6 +156,113 @@ def table_vectors(table: NodeTable, sel: RowSelection, resources: Sequence[Resou
         else:
             out.append(None)
     return out
+
+
+def row_vectors(table: NodeTable, i: int, resources: Sequence[ResourceSpec], pod_requests: Sequence[int],
+                use_requested: bool, added: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
+    """table_vectors for one row, shaped as node_vectors: (requested, allocatable), both 0
+    where the resource is left out (unrequested scalar, unknown name, allocatable 0)."""
+    requested = [0] * len(resources)
+    allocatable = [0] * len(resources)
+    adds = pod_requests if added is None else added
+    for k, (r, p, add) in enumerate(zip(resources, pod_requests, adds, strict=True)):
+        name = r.name
+        if p == 0 and is_scalar_resource_name(name):
+            continue
+        if name == CPU:
+            alloc, used = table.alloc_cpu.item(i), (table.req_cpu if use_requested else table.nz_cpu).item(i)
+        elif name == MEMORY:
+            alloc, used = table.alloc_mem.item(i), (table.req_mem if use_requested else table.nz_mem).item(i)
+        elif name == EPHEMERAL_STORAGE:
+            alloc, used = table.alloc_eph.item(i), table.req_eph.item(i)
+        elif is_scalar_resource_name(name) and name in table.scalar_alloc:
+            alloc = table.scalar_alloc[name].item(i)
+            req_col = table.scalar_req.get(name)
+            used = req_col.item(i) if req_col is not None else 0
+        else:
+            continue
+        if alloc == 0:
+            continue
+        allocatable[k] = alloc
+        requested[k] = used + add
+    return requested, allocatable
+
+
+class RowScores:
+    """A resource scorer's result on every table row for one pod request vector, kept while
+    the table's change log leaves the row alone.
+
+    The pods of one template (a Deployment's replicas, a Job's pods) ask the same vector again
+    and again, and between two of them only the rows where pods were bound or deleted change.
+    The first pod of a vector is scored on its own rows; from the second on, every row is
+    scored once, then only the rows the change log names (one by one when few: numpy's cost
+    per call is larger than a row's). Results equal the row-by-row computation exactly, as
+    both functions given must.
+    """
+
+    __slots__ = ("limit", "_kept", "_seen")
+
+    # Stale rows recomputed one by one up to this many.
+    PER_ROW = 16
+
+    def __init__(self, limit: int = 8) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[Hashable, _KeptScores] = OrderedDict()
+        self._seen: OrderedDict[Hashable, None] = OrderedDict()
+
+    def scores(self, table: NodeTable, rows: IntArray, key: Hashable,
+               score_rows: Callable[[IntArray], IntArray], score_row: Callable[[int], int]) -> IntArray:
+        """The scores of ``rows``: ``score_rows(rows)`` over many rows (in their order) and
+        ``score_row(i)`` for one row must give the same values."""
+        kept = self._kept.get(key)
+        if kept is None or kept.table is not table:
+            if key not in self._seen:
+                self._seen[key] = None
+                if len(self._seen) > 4 * self.limit:
+                    self._seen.popitem(last=False)
+                return score_rows(rows)
+            kept = _KeptScores(table)
+            kept.values[: table.size] = score_rows(identity_rows(table.size))
+            self._kept[key] = kept
+            if len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+        else:
+            self._kept.move_to_end(key)
+            position = table.log_position
+            if position != kept.position:
+                changed = table.changed_since(kept.position)
+                kept.position = position
+                self._refresh(kept, changed, score_rows, score_row)
+        return take_rows(kept.values, rows)
+
+    def _refresh(self, kept: _KeptScores, changed: list[int] | None, score_rows: Callable[[IntArray], IntArray],
+                 score_row: Callable[[int], int]) -> None:
+        table = kept.table
+        size = table.size
+        if len(kept.values) < table.capacity:
+            kept.values = np.concatenate((kept.values, np.zeros(table.capacity - len(kept.values), np.int64)))
+        if changed is None:
+            kept.values[:size] = score_rows(identity_rows(size))
+        elif len(changed) <= self.PER_ROW:
+            values = kept.values
+            for i in set(changed):
+                if i < size:  # a removed node's row holds zeros: its value is never read
+                    values[i] = score_row(i)
+        else:
+            stale = np.unique(np.asarray(changed, np.int64))
+            stale = stale[stale < size]
+            kept.values[stale] = score_rows(stale)
+
+
+class _KeptScores:
+    """RowScores' values for one vector, as of the table's change log ``position``."""
+
+    __slots__ = ("table", "position", "values")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.position = table.log_position
+        self.values = np.zeros(table.capacity, np.int64)
 
 
 class _WeightSum:

@@ -22,6 +22,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.nodetable import read_rows
 from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from kubesched.objects import Node, Pod, Taint, tolerations_tolerate_taint
 from kubesched.objects.model import NO_SCHEDULE
@@ -102,7 +103,7 @@ class NodeUnschedulable:
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
         if tolerates_unschedulable(pod):
             return np.ones(len(rows), np.bool_)
-        return np.logical_not(table.unschedulable[rows])
+        return np.logical_not(read_rows(table.unschedulable, rows))
 
 
 def new(args: object, handle: Handle) -> NodeUnschedulable:

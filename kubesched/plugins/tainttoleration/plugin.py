@@ -27,6 +27,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.nodetable import read_rows
 from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, SignFragment, tolerations_signer
 from kubesched.objects import Node, Pod, Taint, Toleration, tolerations_tolerate_taint
 from kubesched.objects.model import PREFER_NO_SCHEDULE
@@ -162,7 +163,7 @@ class TaintToleration:
                 code = by_reason[reason] = len(statuses)
                 statuses.append(Status.unresolvable(reason))
             sig_codes[k] = code
-        codes: IntArray = sig_codes[idx.sig_ids[rows]]
+        codes: IntArray = sig_codes[read_rows(idx.sig_ids, rows)]
         return codes, statuses
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> BoolArray:
@@ -171,7 +172,7 @@ class TaintToleration:
             (find_untolerated_taint(sig, pod.tolerations) is None for sig in idx.signatures),
             np.bool_, len(idx.signatures),
         )
-        return ok[idx.sig_ids[rows]]
+        return ok[read_rows(idx.sig_ids, rows)]
 
     # ---- Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -193,7 +194,7 @@ class TaintToleration:
             (_count_intolerable_prefer_no_schedule(sig, tolerations) for sig in idx.signatures),
             np.int64, len(idx.signatures),
         )
-        return per_sig[idx.sig_ids[rows]]
+        return per_sig[read_rows(idx.sig_ids, rows)]
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
