@@ -123,6 +123,7 @@ class Framework:
         # pre_bind_pre_flight is optional (a plugin without one counts as having work).
         self._pre_bind_flights = [(p, f if callable(f := getattr(p, "pre_bind_pre_flight", None)) else None)
                                   for p in self.pre_bind]
+        self._skipped_pre_bind: dict[tuple[str, ...], frozenset[str]] = {}
         # OpportunisticBatching: the profile's batch, and the plugins that sign pods.
         self.batch: OpportunisticBatch | None = None
         self.signatures_enabled = False
@@ -483,9 +484,9 @@ class Framework:
     @staticmethod
     def _add_zero_scores(out: ScoreResult, plugins: Sequence[Any], zero: set[str], n: int) -> None:
         """The plugins that scored 0 everywhere (scores_all_zero) among the others, in order."""
-        scored = iter(out.plugins)
-        out.plugins = [PluginScores(p.name, np.zeros(n, np.int64)) if p.name in zero else next(scored)
-                       for p in plugins]
+        for i, p in enumerate(plugins):
+            if p.name in zero:
+                out.plugins.insert(i, PluginScores(p.name, np.zeros(n, np.int64)))
 
     @staticmethod
     def _score_one(p: Any, state: CycleState, pod: Pod, ni: NodeInfo) -> int:
@@ -553,7 +554,11 @@ class Framework:
                                            "unsupported. It is supposed to return Success, Skip, or Error status",),
                               p.name)
         if skipped:
-            state.write(_SKIP_PRE_BIND_KEY, frozenset(skipped))
+            key = tuple(skipped)
+            names = self._skipped_pre_bind.get(key)
+            if names is None:
+                names = self._skipped_pre_bind[key] = frozenset(skipped)
+            state.write(_SKIP_PRE_BIND_KEY, names)
         return result
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

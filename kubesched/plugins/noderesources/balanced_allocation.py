@@ -128,7 +128,6 @@ class BalancedAllocation:
                 return balanced_score(*row_vectors(table, i, resources, pod_requests, True))
 
             return self._row_scores.scores(table, rows, pod_requests, score_rows, score_row)
-        zeros = [0] * len(resources)
 
         def delta_rows(some: IntArray) -> IntArray:
             # The balance without the pod is the node's own (the pod decides only which
@@ -143,8 +142,9 @@ class BalancedAllocation:
             return delta
 
         def delta_row(i: int) -> int:
-            with_pod = balanced_score(*row_vectors(table, i, resources, pod_requests, True))
-            return delta_score(with_pod, balanced_score(*row_vectors(table, i, resources, pod_requests, True, zeros)))
+            requested, allocatable = row_vectors(table, i, resources, pod_requests, True)
+            without = [r - p if a else 0 for r, p, a in zip(requested, pod_requests, allocatable, strict=True)]
+            return delta_score(balanced_score(requested, allocatable), balanced_score(without, allocatable))
 
         return self._row_scores.scores(table, rows, pod_requests, delta_rows, delta_row)
 

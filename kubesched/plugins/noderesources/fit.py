@@ -423,8 +423,9 @@ class Fit:
         # SidecarContainers is on in v1.30, so restartable init containers are accepted
         # (and counted by PodRequests); NodeResourcesFit never Skips.
         mapped: Collection[str] = ()
-        if self._dra_extended_resource and self.handle is not None and any(q != 0 and n not in _NATIVE and is_dra_extended_resource_name(n)
-                                      for n, q in pod.requests.items()):
+        requests = pod.requests
+        if self._dra_extended_resource and self.handle is not None and not requests.keys() <= _NATIVE \
+                and any(q != 0 and n not in _NATIVE and is_dra_extended_resource_name(n) for n, q in requests.items()):
             mapped = dra_extended_resource_names(self.handle)
         state.write(_PRE_FILTER_KEY, PodResourceRequest.of(pod, mapped))
         return None, None
