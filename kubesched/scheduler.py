@@ -42,16 +42,16 @@ from kubesched.framework import (
 )
 from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BoolArray, IntArray
+from kubesched.framework.nodetable import RowNodes
+from kubesched.objects import Pod
+from kubesched.plugins.helpers.filterplan import FilterPlan, UsageCache, filter_plan
+from kubesched.plugins.helpers.fiterror import fit_error_message
 
 if TYPE_CHECKING:
     # The HTTP extenders' client (kubesched.extender: http.client, its wire format, a thread
     # pool) is imported where an extender is configured, not on a restarted `kubesched run`'s
     # way to its first bind.
     from kubesched.extender import ExtenderScores
-from kubesched.framework.nodetable import RowNodes
-from kubesched.objects import Pod
-from kubesched.plugins.helpers.filterplan import FilterPlan, UsageCache, filter_plan
-from kubesched.plugins.helpers.fiterror import fit_error_message
 
 # schedule_one.go constants
 MIN_FEASIBLE_NODES_TO_FIND = 100

@@ -20,15 +20,11 @@ from kubesched.errors import ConfigError, PluginError
 from kubesched.features import DEFAULT_FEATURES
 from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, NodeTable, StateKey, Status
 from kubesched.framework.interfaces import IntArray
-from kubesched.framework.nodetable import read_rows
 from kubesched.framework.signers import SignFragment
 from kubesched.objects import Pod
 from kubesched.objects.resources import is_scalar_resource_name
 from kubesched.plugins.noderesources.fit import dra_extended_resource_names
 from kubesched.plugins.noderesources.resource_allocation import (
-    CPU,
-    EPHEMERAL_STORAGE,
-    MEMORY,
     PreScoreState,
     RowScores,
     RowSelection,
@@ -66,12 +62,10 @@ class BalancedAllocation:
         features = handle.features if handle is not None else DEFAULT_FEATURES
         self._delta = features.enabled("BalancedAllocationDelta")
         self._dra_extended_resource = features.enabled("DRAExtendedResource")
-        # Per set of resources taking part: every table row's balance without the pod.
-        self._without: dict[tuple[int, ...], _RowBalances] = {}
         # Scores per table row, per pod request vector (see RowScores).
         self._row_scores = RowScores()
-        # Which resources take part, per pod request vector.
-        self._taking_part: dict[tuple[int, ...], tuple[int, ...]] = {}
+        # 1.36: per set of resources taking part, every table row's 150 − balance without the pod.
+        self._without = RowScores()
 
     def sign_pod(self, pod: Pod) -> list[SignFragment] | Status:
         """SignPod: as NodeResourcesFit's (the same fragment, the same refusal)."""
@@ -151,90 +145,25 @@ class BalancedAllocation:
     def _balance_without_pod(self, table: NodeTable, rows: IntArray, pod_requests: tuple[int, ...]) -> IntArray:
         """150 − balance(without the pod) of ``rows``: the resources the pod's requests let
         take part (a scalar it does not request is left out), over the node's requested values
-        alone — the second row of the with/without computation, kept for every table row and
-        recomputed for the rows the table's change log names."""
-        taking_part = self._taking_part.get(pod_requests)
-        if taking_part is None:
-            if len(self._taking_part) >= 64:
-                self._taking_part.clear()
-            taking_part = self._taking_part[pod_requests] = tuple(
-                1 if p != 0 or not is_scalar_resource_name(r.name) else 0
-                for r, p in zip(self.resources, pod_requests, strict=True))
-        kept = self._without.get(taking_part)
-        if kept is None or kept.table is not table:
-            if len(self._without) >= 16:
-                self._without.clear()
-            kept = self._without[taking_part] = _RowBalances(table)
-            self._refresh(kept, taking_part, None)
-        else:
-            position = table.log_position
-            if position != kept.position:
-                changed = table.changed_since(kept.position)
-                kept.position = position
-                self._refresh(kept, taking_part, changed)
-        out: IntArray = read_rows(kept.offsets, rows)
-        return out
-
-    def _refresh(self, kept: _RowBalances, taking_part: tuple[int, ...], changed: list[int] | None) -> None:
-        """Recompute the ``changed`` rows (None: every row)."""
-        table = kept.table
-        if len(kept.offsets) < table.capacity:
-            kept.offsets = np.concatenate((kept.offsets, np.zeros(table.capacity - len(kept.offsets), np.int64)))
-        if changed is not None and len(changed) <= _PER_ROW_REFRESH:
-            # A few rows (a pod bound or gone since): balanced_score over the row's table
-            # values, which the arrays equal bit for bit (the same float64 operations in the
-            # same order). A removed node's row holds zeros: its value is never read.
-            offsets = kept.offsets
-            columns = _row_columns(table, self.resources, taking_part)
-            for i in set(changed):
-                requested = [req.item(i) if req is not None else 0 for _, req in columns]
-                allocatable = [alloc.item(i) if alloc is not None else 0 for alloc, _ in columns]
-                offsets[i] = 3 * _HALF - balanced_score(requested, allocatable)
-            return
-        rows = np.arange(table.size, dtype=np.int64) if changed is None else np.unique(np.asarray(changed, np.int64))
-        sel = RowSelection(table, rows)
+        alone — the second row of the with/without computation, kept per table row for each
+        set of resources taking part (RowScores)."""
+        resources = self.resources
+        taking_part = tuple(1 if p != 0 or not is_scalar_resource_name(r.name) else 0
+                            for r, p in zip(resources, pod_requests, strict=True))
         zeros = [0] * len(taking_part)
-        kept.offsets[rows] = 3 * _HALF - sel.result(balanced_score_arrays(
-            table_vectors(table, sel, self.resources, taking_part, True, zeros), sel.size))
 
+        def offset_rows(some: IntArray) -> IntArray:
+            sel = RowSelection(table, some)
+            return 3 * _HALF - sel.result(balanced_score_arrays(
+                table_vectors(table, sel, resources, taking_part, True, zeros), sel.size))
 
-def _row_columns(table: NodeTable, resources: Sequence[ResourceSpec], taking_part: Sequence[int]
-                 ) -> list[tuple[IntArray | None, IntArray | None]]:
-    """table_vectors' columns (allocatable, requested) per resource, (None, None) for one left
-    out; a scalar column the table lacks reads as 0 (left out, as a missing allocatable key)."""
-    out: list[tuple[IntArray | None, IntArray | None]] = []
-    for r, part in zip(resources, taking_part, strict=True):
-        name = r.name
-        if not part:
-            out.append((None, None))
-        elif name == CPU:
-            out.append((table.alloc_cpu, table.req_cpu))
-        elif name == MEMORY:
-            out.append((table.alloc_mem, table.req_mem))
-        elif name == EPHEMERAL_STORAGE:
-            out.append((table.alloc_eph, table.req_eph))
-        elif is_scalar_resource_name(name):
-            out.append((table.scalar_alloc.get(name), table.scalar_req.get(name)))
-        else:
-            out.append((None, None))
-    return out
+        def offset_row(i: int) -> int:
+            return 3 * _HALF - balanced_score(*row_vectors(table, i, resources, taking_part, True, zeros))
 
-
-class _RowBalances:
-    """One balance per table row (as its offset), as of the table's change log ``position``."""
-
-    __slots__ = ("table", "position", "offsets")
-
-    def __init__(self, table: NodeTable) -> None:
-        self.table = table
-        self.position = table.log_position
-        # 3·MaxNodeScore/2 − balance: the delta score is (with + offset) >> 1.
-        self.offsets = np.zeros(table.capacity, np.int64)
+        return self._without.scores(table, rows, taking_part, offset_rows, offset_row)
 
 
 _HALF = MAX_NODE_SCORE // 2
-# Stale rows refreshed one by one up to this many (numpy's per-call cost is larger).
-_PER_ROW_REFRESH = 16
 
 
 @overload
