@@ -325,10 +325,10 @@ def _running(metrics: SchedulerMetrics, server: _DeferredServing | None) -> None
 
 
 class _DeferredServing:
-    """Health and metrics serving on a port bound at the start, served from when :meth:`start` is
-    called (by the scheduling loop, once it runs: kubesched.live.runner's ``on_running``) on a
-    thread of its own. A failure to serve stops the scheduler (``stop``) and is raised by
-    :meth:`raise_failure`, as a failure at the start would be."""
+    """Health and metrics serving on a port bound at the start, served from when :meth:`serve` is
+    called (once the scheduling loop runs: :func:`_running`, on a thread of its own). A failure
+    to serve stops the scheduler (``stop``) and is raised by :meth:`raise_failure`, as a failure
+    at the start would be."""
 
     def __init__(self, server: ServingThread, stop: threading.Event) -> None:
         self._server = server
@@ -337,11 +337,8 @@ class _DeferredServing:
         self._closed = False
         self._failure: KubeschedError | None = None
 
-    def start(self) -> None:
-        threading.Thread(target=self.serve, name="kubesched-serving-start", daemon=True).start()
-
     def serve(self) -> None:
-        """Start serving, on the calling thread (:meth:`start`: on a thread of its own)."""
+        """Start serving, on the calling thread."""
         with self._lock:
             if self._closed:
                 return

@@ -119,6 +119,13 @@ METRIC_ATTRIBUTES = (
 _Recorded = tuple[str, tuple[tuple[str, str], ...] | None, str, float]
 
 
+def _apply(metric: Any, labels: tuple[tuple[str, str], ...] | None, method: str, value: float) -> None:
+    """One recorded operation on a prometheus_client metric (its labelled child if ``labels``)."""
+    if labels is not None:
+        metric = metric.labels(**dict(labels))
+    getattr(metric, method)(value)
+
+
 class _Deferred:
     """A metric of a deferred :class:`SchedulerMetrics` (or one of its labelled children) before
     its prometheus_client object exists: what is done to it is recorded, in order, and replayed
@@ -206,10 +213,7 @@ class SchedulerMetrics:
             if self._log is None:
                 return  # another thread built them first
             for name, labels, op, value in self._log:
-                metric = built[name]
-                if labels is not None:
-                    metric = metric.labels(**dict(labels))
-                getattr(metric, op)(value)
+                _apply(built[name], labels, op, value)
             # Installed only once every recorded operation is replayed: a gauge set meanwhile
             # (it waits for the lock) lands after the older values.
             self._install(built)
@@ -222,10 +226,7 @@ class SchedulerMetrics:
                 self._log.append(op)
                 return
         name, labels, method, value = op
-        metric = getattr(self, name)
-        if labels is not None:
-            metric = metric.labels(**dict(labels))
-        getattr(metric, method)(value)
+        _apply(getattr(self, name), labels, method, value)
 
     def _install(self, built: dict[str, Any]) -> None:
         from kubesched.live._exposition import exposed_without_created
