@@ -226,9 +226,9 @@ class Simulator:
         ni = self.cache.node_infos.get(node)
         extra = binding_labels(self.features, ni.node.meta.labels) if ni is not None and ni.node is not None else {}
         relabelled = bool(extra) and any(base.meta.labels.get(k) != v for k, v in extra.items())
-        if relabelled:
-            base = dataclasses.replace(base, meta=dataclasses.replace(base.meta, labels={**base.meta.labels, **extra}))
-        bound = dataclasses.replace(base, node_name=node, nominated_node_name=nominated, start_time=pod.start_time)
+        meta = dataclasses.replace(base.meta, labels={**base.meta.labels, **extra}) if relabelled else base.meta
+        bound = dataclasses.replace(base, meta=meta, node_name=node, nominated_node_name=nominated,
+                                    start_time=pod.start_time)
         self.current[pod.uid] = bound
         self.objects.set_pod(bound)
         if relabelled:
@@ -264,11 +264,7 @@ class Simulator:
         """The informer's view of a pod the binding relabelled replaces the assumed one."""
         if self.cache.node_of(bound) != bound.node_name:
             return
-        was_assumed = bound.uid in self.cache.assumed
-        self.cache.remove_pod(bound)
-        self.cache.add_pod(bound)
-        if was_assumed:
-            self.cache.assumed.add(bound.uid)
+        self.cache.update_pod_metadata(bound)
 
     def _delete(self, victim: Pod, reason: str, preemptor: Pod | None = None) -> None:
         """Preemption deletes a victim at once (the trace procedure: no graceful termination)."""

@@ -317,6 +317,21 @@ class Cache:
                 if not lst:  # the node is gone and so are its pods: nothing to keep for its name
                     del self._pending_pods[node_name]
 
+    def update_pod_metadata(self, pod: Pod) -> None:
+        """updatePod (removePod + addPod) for a pod whose metadata alone changed, on the node
+        the cache holds it on (the 1.36 binding's zone labels): NodeInfo.replace_pod, the pod
+        staying assumed if it was."""
+        ni = self.node_infos.get(self._pod_node.get(pod.uid, pod.node_name))
+        if ni is None or not ni.replace_pod(pod):
+            was_assumed = pod.uid in self.assumed
+            self.remove_pod(pod)
+            self.add_pod(pod)
+            if was_assumed:
+                self.assumed.add(pod.uid)
+            return
+        self.pod_groups.remove(pod)
+        self.pod_groups.add(pod)
+
     def assume_pod(self, pod: Pod) -> None:
         """Cache.AssumePod: the pod counts on its node before the bind completes, and as
         assumed in its pod group (assumePodGroupMember)."""

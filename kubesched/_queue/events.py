@@ -113,9 +113,18 @@ _ACTION_LABELS = {
 }
 
 
+# Events are immutable values: one per (resource, action), made once.
+_EVENTS_136: dict[tuple[str, int], ClusterEvent] = {}
+
+
 def event_136(resource: str, action: ActionType) -> ClusterEvent:
     """A 1.36 event labelled as ClusterEvent.Label() does (``<Resource><ActionType>``)."""
-    return ClusterEvent(resource, action, f"{resource}{_ACTION_LABELS.get(action, str(int(action)))}")
+    key = (resource, int.__int__(action))  # Enum.__hash__ is Python code
+    ev = _EVENTS_136.get(key)
+    if ev is None:
+        ev = _EVENTS_136[key] = ClusterEvent(
+            resource, action, f"{resource}{_ACTION_LABELS.get(action, str(int(action)))}")
+    return ev
 
 
 def as_136(event: ClusterEvent) -> ClusterEvent:
@@ -135,17 +144,19 @@ def pod_update_events(old: Pod, new: Pod, dra: bool = True) -> list[ClusterEvent
     DynamicResourceAllocation on (generated-claim changes count)."""
     resource = GVK.ASSIGNED_POD if new.node_name else GVK.UNSCHEDULABLE_POD
     actions: list[ActionType] = []
-    if dict(old.meta.labels) != dict(new.meta.labels):  # extractPodLabelsChange
+    if old.meta.labels is not new.meta.labels and dict(old.meta.labels) != dict(new.meta.labels):
+        # extractPodLabelsChange
         actions.append(ActionType.UPDATE_POD_LABEL)
     # extractPodScaleDown: any request reduced or gone.
     new_req = new.requests
-    if any(r not in new_req or v > new_req[r] for r, v in old.requests.items()):
+    if old.requests is not new_req and any(r not in new_req or v > new_req[r] for r, v in old.requests.items()):
         actions.append(ActionType.UPDATE_POD_SCALE_DOWN)
     if not new.scheduling_gates and old.scheduling_gates:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     if len(new.tolerations) != len(old.tolerations):  # extractPodTolerationChange: a count
         actions.append(ActionType.UPDATE_POD_TOLERATION)
-    if dra and dict(old.resource_claim_statuses) != dict(new.resource_claim_statuses):
+    if dra and old.resource_claim_statuses is not new.resource_claim_statuses \
+            and dict(old.resource_claim_statuses) != dict(new.resource_claim_statuses):
         actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)

@@ -98,6 +98,9 @@ _QUEUE_SKIP = 0
 _QUEUE_AFTER_BACKOFF = 1
 _QUEUE_IMMEDIATELY = 2
 
+# AssignedPodUpdated's test for a scale-down among the update's events (1.36).
+_SCALE_DOWN = ClusterEvent(GVK.POD, ActionType.UPDATE_POD_SCALE_DOWN)
+
 
 def _expired(expiry: float, t: float) -> bool:
     return not expiry > t
@@ -221,6 +224,9 @@ class SchedulingQueue:
         self._registered = tuple(registered)
         # is_event_of_interest per (resource, actions, label): the registrations never change.
         self._interest: dict[tuple[str, int, str], bool] = {}
+        # 1.36: a hint map's entries whose registration matches an incoming event, in the map's
+        # order, per (map, resource, actions) -- the same registrations, matched once.
+        self._hint_matches: dict[tuple[int, str, int], tuple[HintEntry, ...]] = {}
 
         self._active_q = KeyedHeap(self._active_before)
         self._backoff_q = KeyedHeap(self._backoff_before)
@@ -317,11 +323,14 @@ class SchedulingQueue:
         never rejected or with podMaxBackoff 0; computed once per failure and aligned."""
         if not self._hints:
             return pinfo.timestamp + self.backoff_duration(pinfo)
+        # Kept until the next failure (_add_unschedulable resets it with the counts it reads).
+        expiry = pinfo.backoff_expiration
+        if expiry is not None:
+            return expiry
         if self.pod_max_backoff == 0 or self._backoff_count(pinfo) == 0:
             return -math.inf
-        if pinfo.backoff_expiration is None:
-            pinfo.backoff_expiration = self._align(pinfo.timestamp + self.backoff_duration(pinfo))
-        return pinfo.backoff_expiration
+        expiry = pinfo.backoff_expiration = self._align(pinfo.timestamp + self.backoff_duration(pinfo))
+        return expiry
 
     def is_pod_backing_off(self, pinfo: QueuedPodInfo) -> bool:
         """isPodBackingoff. v1.30: a gated pod never is (it was never tried); expiry > now.
@@ -389,26 +398,29 @@ class SchedulingQueue:
         fn_map = self._hint_fn_maps.get(pinfo.pod.scheduler_name) if self._per_profile else self._hint_fn_map
         if fn_map is None:
             return _QUEUE_AFTER_BACKOFF  # "No QueueingHintMap is registered for this profile"
+        key = (id(fn_map), event.resource, event.actions)
+        matching = self._hint_matches.get(key)
+        if matching is None:
+            matching = self._hint_matches[key] = tuple(
+                entry for registered, entries in fn_map.items() if self._match(registered, event)
+                for entry in entries)
         strategy = _QUEUE_SKIP
-        for registered, entries in fn_map.items():
-            if not self._match(registered, event):
+        for plugin, hint_fn in matching:
+            if plugin not in rejectors:
                 continue
-            for plugin, hint_fn in entries:
-                if plugin not in rejectors:
-                    continue
-                hint = QueueingHint.QUEUE
-                if hint_fn is not None:
-                    try:
-                        hint = hint_fn(pinfo.pod, old, new)
-                    except Exception:  # noqa: BLE001 - upstream: a hint's error counts as Queue
-                        hint = QueueingHint.QUEUE
-                if hint == QueueingHint.QUEUE_SKIP:
-                    continue
-                if plugin in pinfo.pending_plugins:
-                    return _QUEUE_IMMEDIATELY
-                if not pinfo.pending_plugins:
-                    return _QUEUE_AFTER_BACKOFF
-                strategy = _QUEUE_AFTER_BACKOFF
+            hint = QueueingHint.QUEUE
+            if hint_fn is not None:
+                try:
+                    hint = hint_fn(pinfo.pod, old, new)
+                except Exception:  # noqa: BLE001 - upstream: a hint's error counts as Queue
+                    hint = QueueingHint.QUEUE
+            if hint == QueueingHint.QUEUE_SKIP:
+                continue
+            if plugin in pinfo.pending_plugins:
+                return _QUEUE_IMMEDIATELY
+            if not pinfo.pending_plugins:
+                return _QUEUE_AFTER_BACKOFF
+            strategy = _QUEUE_AFTER_BACKOFF
         return strategy
 
     # ================================================================ in-flight pods (1.36)
@@ -802,9 +814,8 @@ class SchedulingQueue:
         evs = [event] if event is not None else pod_update_events(
             old, new, self.features.enabled("DynamicResourceAllocation"))
         moved = 0
-        scale_down = ClusterEvent(GVK.POD, ActionType.UPDATE_POD_SCALE_DOWN)
         for ev in evs:
-            if scale_down.match_136(ev):
+            if _SCALE_DOWN.match_136(ev):
                 moved += self.move_all_to_active_or_backoff_queue(ev, None, old, new)
             else:
                 moved += self._move_pods(self._with_matching_affinity_term(new), ev, old, new)

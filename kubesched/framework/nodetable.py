@@ -170,6 +170,11 @@ class NodeTable:
         self.node_version += 1
         self._touch(i)
 
+    def pod_changed(self, i: int) -> None:
+        """A pod on row ``i`` changed in what the columns do not hold (its labels): the change
+        log names the row, so the caches following it look at the row again."""
+        self._touch(i)
+
     def add_pod(self, i: int, pod: Pod, sign: int, *, affinity: bool = False, anti_affinity: bool = False) -> None:
         """Count ``pod`` on row ``i`` (sign 1) or remove it (sign -1); ``affinity`` /
         ``anti_affinity``: it is one of the node's pods with affinity / with required

@@ -284,6 +284,30 @@ class NodeInfo:
                 return True
         return False
 
+    def replace_pod(self, pod: Pod) -> bool:
+        """RemovePod then AddPod of a pod (matched by UID) whose metadata alone changed (the
+        labels the 1.36 binding copies from the node): the same order effects (it takes the last
+        one's place, then goes last) without counting its requests, ports and claims out and in
+        again; the node's row is marked changed. False if the pod is not on this node."""
+        uid = pod.uid
+        pods = self.pods
+        at = next((i for i, pi in enumerate(pods) if pi.pod.uid == uid), -1)
+        if at < 0:
+            return False
+        new = PodInfo(pod)
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for i, pi in enumerate(lst):
+                if pi.pod.uid == uid:
+                    lst[i] = lst[-1]
+                    lst[-1] = new
+                    break
+        pods[at] = pods[-1]
+        pods[-1] = new
+        self.generation += 1
+        if self.table is not None:
+            self.table.pod_changed(self.index)
+        return True
+
     def _update(self, pod: Pod, sign: int) -> None:
         r = self.requested
         for name, v in pod.requests.items():

@@ -228,3 +228,64 @@ def test_image_counts_follow_node_events_like_a_fresh_cache() -> None:
             got = {k: v.num_nodes for k, v in cache.node_infos[n].image_states.items()}
             want = {k: v.num_nodes for k, v in fresh.node_infos[n].image_states.items()}
             assert got == want, (step, n)
+
+
+def _relabel_state(cache: Cache) -> tuple[object, ...]:
+    """Everything remove_pod + add_pod could change, by value."""
+    infos = {}
+    for name, ni in cache.node_infos.items():
+        infos[name] = ([(pi.pod.name, dict(pi.pod.labels)) for pi in ni.pods],
+                       [pi.pod.name for pi in ni.pods_with_affinity],
+                       [pi.pod.name for pi in ni.pods_with_required_anti_affinity],
+                       (ni.requested.milli_cpu, ni.requested.memory, dict(ni.requested.scalar)),
+                       (ni.non_zero_requested.milli_cpu, ni.non_zero_requested.memory),
+                       len(ni.used_ports), dict(ni.pvc_ref_counts))
+    t = cache.table
+    cols = tuple(tuple(getattr(t, c)[: t.size]) for c in NodeTable._COLUMNS)  # noqa: SLF001
+    return (infos, cols, set(cache.assumed), dict(cache.pod_nodes),
+            sorted((n, p.name) for n, p in cache.placements()))
+
+
+def _anti(b: PodBuilder) -> PodBuilder:
+    return b.affinity({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+
+
+@pytest.mark.parametrize(
+    ("which", "assumed", "node_known"),
+    [(0, False, True), (2, False, True), (4, False, True), (1, True, True), (3, True, True), (0, False, False)],
+    ids=["the first of several pods relabelled", "a pod in the middle relabelled",
+         "the last pod relabelled", "an assumed pod with anti-affinity relabelled stays assumed",
+         "a pod with anti-affinity in the middle relabelled", "a pod on a node the cache does not know"],
+)
+def test_update_pod_metadata_leaves_the_cache_as_remove_and_add_would(which: int, assumed: bool,
+                                                                      node_known: bool) -> None:
+    def build() -> tuple[Cache, list[PodBuilder]]:
+        cache = Cache()
+        if node_known:
+            cache.add_nodes([make_node().name("n1").capacity(cpu="8", memory="8Gi", pods=20).obj(),
+                             make_node().name("n2").capacity(cpu="8", memory="8Gi", pods=20).obj()])
+        builders = []
+        for i in range(5):
+            b = make_pod().name(f"p{i}").uid(f"u{i}").node("n1").req(cpu="100m", memory="64Mi").label("app", "x")
+            b = _anti(b) if i % 2 else b.host_port(8000 + i).pvc(f"c{i}")
+            builders.append(b)
+            if assumed and i == which:
+                cache.assume_pod(b.obj())
+            else:
+                cache.add_pod(b.obj())
+        return cache, builders
+
+    relabelled = build()[1][which].label("topology.kubernetes.io/zone", "z1").obj()
+    want, _ = build()
+    was_assumed = relabelled.uid in want.assumed
+    want.remove_pod(relabelled)
+    want.add_pod(relabelled)
+    if was_assumed:
+        want.assumed.add(relabelled.uid)
+    got, _ = build()
+    before = got.table.log_position
+    got.update_pod_metadata(relabelled)
+    assert _relabel_state(got) == _relabel_state(want)
+    if node_known:
+        assert got.table.changed_since(before) == [got.node_infos["n1"].index]
