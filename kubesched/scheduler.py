@@ -718,7 +718,6 @@ class Scheduler:
         extra = extra.T
         at_rows = view.rows[slots]
         free = plan.table_free(self.cache.table, at_rows) - extra
-        alloc = plan.table_alloc(self.cache.table, at_rows) if plan.needs_alloc else None
         short = np.asarray(plan.need, np.int64)[:, None] > free
         # Per step (row) and node (column): does the step fail with the nominated pods?
         fails = np.empty((len(plan.steps), len(slots)), np.bool_)
@@ -748,6 +747,8 @@ class Scheduler:
             out[i] = st
         at_resources = np.flatnonzero(~at_node_only)
         if at_resources.size:
+            # 1.36's unresolvable oversize reads the allocatable, only where a resource step fails.
+            alloc = plan.table_alloc(self.cache.table, at_rows) if plan.needs_alloc else None
             cols = failing[at_resources]
             steps = first[at_resources]
             if width < 63:

@@ -1169,9 +1169,9 @@ class _NodePods:
         return got
 
 
-def _resource_failure(plan: FilterPlan, free: Sequence[int], alloc: Sequence[int] | None = None) -> ResourceFailure:
+def _resource_failure(plan: FilterPlan, free: Sequence[int], node_info: NodeInfo | None = None) -> ResourceFailure:
     for k in plan.resource_indices:
-        s = plan.resource_status(k, free, alloc)
+        s = plan.resource_status(k, free, node_info=node_info)
         if s is not None:
             return k, s
     return None
@@ -1185,12 +1185,11 @@ def _fast_outcome(plan: FilterPlan, node_info: NodeInfo, lower: Sequence[PodInfo
     they are all gone (with the nominated pods, then without them), and when both pass the
     candidate: the victims of upstream's reprieve, with their number of PDB violations."""
     free = [f + x for f, x in zip(plan.free(node_info), lower_sum, strict=True)]
-    alloc = plan.alloc(node_info) if plan.needs_alloc else None
     if nominated is not None:
-        first = _resource_failure(plan, [f - x for f, x in zip(free, nominated, strict=True)], alloc)
-        second = _resource_failure(plan, free, alloc)
+        first = _resource_failure(plan, [f - x for f, x in zip(free, nominated, strict=True)], node_info)
+        second = _resource_failure(plan, free, node_info)
     else:
-        first, second = _resource_failure(plan, free, alloc), None
+        first, second = _resource_failure(plan, free, node_info), None
     if first is not None or second is not None:
         return first, second, None
     usage_of = {id(pi): u for pi, u in zip(lower, usages, strict=True)}

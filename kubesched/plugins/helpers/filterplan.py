@@ -102,14 +102,6 @@ class FilterPlan:
             out.extend(s.fit.free(node_info))
         return out
 
-    def alloc(self, node_info: NodeInfo) -> list[int]:
-        """The node's allocatable, laid out as :meth:`free` (for 1.36's unresolvable oversize)."""
-        out: list[int] = []
-        for s in self.resource_steps:
-            assert s.fit is not None
-            out.extend(s.fit.alloc(node_info))
-        return out
-
     def table_alloc(self, table: NodeTable, rows: IntArray) -> IntArray:
         """:meth:`alloc` of table rows, shape (len(need), len(rows))."""
         parts = []
@@ -153,16 +145,21 @@ class FilterPlan:
             return np.zeros((0, len(rows)), np.int64)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def resource_status(self, k: int, free: Sequence[int], alloc: Sequence[int] | None = None) -> Status | None:
+    def resource_status(self, k: int, free: Sequence[int], alloc: Sequence[int] | None = None,
+                        node_info: NodeInfo | None = None) -> Status | None:
         """Step ``k``'s status (plugin set) for a node with this free vector (and allocatable,
-        laid out alike: 1.36 makes a request above it unresolvable)."""
+        laid out alike, or read from ``node_info`` only when the step fails: 1.36 makes a
+        request above it unresolvable)."""
         step = self.steps[k]
         fit = step.fit
         assert fit is not None
         reasons = fit.insufficient(free[step.start:step.stop])
         if not reasons:
             return None
-        over = fit.oversize(alloc[step.start:step.stop] if alloc is not None else None)
+        if alloc is not None:
+            over = fit.oversize(alloc[step.start:step.stop])
+        else:
+            over = fit.oversize(fit.alloc(node_info) if node_info is not None and fit.oversize_unresolvable else None)
         key = (k, reasons, over)
         s = self._wrapped.get(key)
         if s is None:
@@ -180,7 +177,6 @@ class FilterPlan:
         """RunFilterPlugins on a node whose free vector is ``free``: the first failing step's
         status, or None. ``node_only`` caches the node-only steps' statuses of this node
         (they do not change with its pods)."""
-        alloc = self.alloc(node_info) if self.needs_alloc else None
         for k, step in enumerate(self.steps):
             if step.fit is None:
                 if k in node_only:
@@ -188,7 +184,7 @@ class FilterPlan:
                 else:
                     s = node_only[k] = self.node_only_status(k, state, pod, node_info)
             else:
-                s = self.resource_status(k, free, alloc)
+                s = self.resource_status(k, free, node_info=node_info)
             if s is not None:
                 return s
         return None
