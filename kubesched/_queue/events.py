@@ -127,15 +127,25 @@ def event_136(resource: str, action: ActionType) -> ClusterEvent:
     return ev
 
 
+_AS_136: dict[tuple[str, int, str], ClusterEvent] = {}
+
+
 def as_136(event: ClusterEvent) -> ClusterEvent:
     """A v1.30-style event as 1.36 sends it: a pod event on the internal AssignedPod /
     UnschedulablePod resource (by the v1.30 label), labelled ``<Resource><ActionType>``."""
+    key = (event.resource, event.actions, event.label)
+    got = _AS_136.get(key)
+    if got is not None:
+        return got
     if event.is_wildcard() or event.resource == GVK.WILDCARD:
-        return event
-    resource = event.resource
-    if resource == GVK.POD:
-        resource = GVK.UNSCHEDULABLE_POD if event.label.startswith("Unschedul") else GVK.ASSIGNED_POD
-    return event_136(resource, event.action_type)
+        got = event
+    else:
+        resource = event.resource
+        if resource == GVK.POD:
+            resource = GVK.UNSCHEDULABLE_POD if event.label.startswith("Unschedul") else GVK.ASSIGNED_POD
+        got = event_136(resource, event.action_type)
+    _AS_136[key] = got
+    return got
 
 
 def pod_update_events(old: Pod, new: Pod, dra: bool = True) -> list[ClusterEvent]:

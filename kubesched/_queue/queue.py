@@ -227,6 +227,7 @@ class SchedulingQueue:
         # 1.36: a hint map's entries whose registration matches an incoming event, in the map's
         # order, per (map, resource, actions) -- the same registrations, matched once.
         self._hint_matches: dict[tuple[int, str, int], tuple[HintEntry, ...]] = {}
+        self._gating_matches: dict[tuple[str, str, int], bool] = {}
 
         self._active_q = KeyedHeap(self._active_before)
         self._backoff_q = KeyedHeap(self._backoff_before)
@@ -350,6 +351,16 @@ class SchedulingQueue:
         if got is None:
             got = self._interest[key] = event.is_wildcard() or any(
                 self._match(registered, event) for registered in self._registered)
+        return got
+
+    def _gating_plugin_matches(self, plugin: str, event: ClusterEvent) -> bool:
+        """Whether the plugin gating a pod registered an event matching ``event`` (1.36),
+        per (plugin, resource, actions): the registrations never change."""
+        key = (plugin, event.resource, event.actions)
+        got = self._gating_matches.get(key)
+        if got is None:
+            got = self._gating_matches[key] = any(
+                self._match(e, event) for e in self._plugin_events.get(plugin, []))
         return got
 
     def _match(self, registered: ClusterEvent, incoming: ClusterEvent) -> bool:
@@ -542,8 +553,7 @@ class SchedulingQueue:
             if pinfo.gated:
                 if self._hints:
                     # 1.36: a gated pod moves only on an event its gating plugin registered.
-                    gating = self._plugin_events.get(pinfo.gating_plugin, [])
-                    if not any(self._match(e, event) for e in gating):
+                    if not self._gating_plugin_matches(pinfo.gating_plugin, event):
                         continue
                 elif SCHEDULING_GATES in pinfo.unschedulable_plugins:
                     # Pods held by a scheduling gate only move on their own update; other
