@@ -271,8 +271,12 @@ class Pool:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise Expired(False)
+        # A str host is encoded by the idna codec inside getaddrinfo (encodings.idna and
+        # stringprep imported at the first connection, ~6 ms of a restarted start); an ASCII
+        # name or address as bytes skips it.
+        host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=remaining)
+            sock = socket.create_connection((host, self.port), timeout=remaining)
         except TimeoutError:
             raise Expired(False) from None
         try:

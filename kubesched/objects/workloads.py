@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -93,6 +92,8 @@ _NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", "NoSchedule")
 
 def object_uid(kind: str, namespace: str, name: str) -> str:
     """A deterministic UUID-shaped uid for an object the input gave none."""
+    import hashlib  # noqa: PLC0415 - OpenSSL's initialisation (~4 ms) off kubesched run's start
+
     h = hashlib.sha1(f"{kind}/{namespace}/{name}".encode()).hexdigest()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
@@ -114,6 +115,8 @@ def template_hash(template: Any, collisions: int = 0) -> str:
     data = json.dumps(_string_keys(template), sort_keys=True, separators=(",", ":"), default=str)
     if collisions:
         data += f"#{collisions}"
+    import hashlib  # noqa: PLC0415
+
     value = int.from_bytes(hashlib.sha256(data.encode()).digest()[:4], "big")
     return safe_encode(str(value))
 
@@ -130,6 +133,8 @@ def _string_keys(value: Any) -> Any:
 
 
 def _suffix(seed: str) -> str:
+    import hashlib  # noqa: PLC0415
+
     digest = hashlib.sha256(seed.encode()).digest()
     return "".join(_ALPHANUMS[b % len(_ALPHANUMS)] for b in digest[:5])
 

@@ -14,7 +14,6 @@ Mirrors the small upstream helpers these plugins call:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -166,6 +165,8 @@ DEFAULT_MAX_CINDER_VOLUMES = 256
 def csi_attach_limit_key(driver: str) -> str:
     """volumeutil.GetCSIAttachLimitKey: long driver names are truncated and hashed."""
     if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:
+        import hashlib  # noqa: PLC0415 - OpenSSL's initialisation (~4 ms) off kubesched run's start
+
         hashed = hashlib.sha1(driver.encode()).hexdigest()[:16]
         return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashed
     return CSI_ATTACH_LIMIT_PREFIX + driver
