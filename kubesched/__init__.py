@@ -1,4 +1,4 @@
-"""kubesched: kube-scheduler v1.30's decisions in Python.
+"""kubesched: kube-scheduler's decisions in Python (v1.36 by default, v1.30 with ``--kube-version 1.30``).
 
 The curated public API. Plugin authors use :mod:`kubesched.framework` (extension-point
 Protocols, Status, CycleState, NodeInfo); simulation users use :func:`load_manifests` and

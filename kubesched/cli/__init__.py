@@ -113,7 +113,7 @@ class _Commands(click.Group):
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kubesched")
 def main() -> None:
-    """kubesched: kube-scheduler v1.30's decisions, in Python."""
+    """kubesched: kube-scheduler's decisions, in Python (v1.36; --kube-version 1.30 for v1.30)."""
     from kubesched._entry import startup_done
 
     # `run` resumes garbage collection itself, once its scheduling loop has made its first attempt
