@@ -276,7 +276,8 @@ class Pool:
         # name or address as bytes skips it.
         host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
         try:
-            sock = socket.create_connection((host, self.port), timeout=remaining)
+            # create_connection hands the host to getaddrinfo, which takes bytes (typeshed says str).
+            sock = socket.create_connection((host, self.port), timeout=remaining)  # type: ignore[arg-type]
         except TimeoutError:
             raise Expired(False) from None
         try:

@@ -1099,6 +1099,31 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
         simulated_seconds=res.end - res.start)
 
 
+def run_preemption_versus(features: Sequence[Features], num_nodes: int = PREEMPTION_NODES,
+                          num_pods: int | None = None, *, init_pods: int | None = None, seed: int = 1,
+                          pdbs: bool = False, rounds: int = 6) -> list[list[PreemptionBenchResult]]:
+    """The preemption workload under several releases as whole runs, ``rounds`` each, the order
+    turning every round (A B, B A, ...): a run drives the scheduling queue on its virtual clock
+    from start to end, so it cannot be cut into interleaved chunks as
+    :func:`run_bench_versus` does; alternating whole runs spreads the machine's drift (whole
+    runs vary by ±20 % on a busy machine) over both. One list of runs per release, in order."""
+    if rounds < 1:
+        raise KubeschedError(f"want at least one round, got {rounds}")
+    runs: list[list[PreemptionBenchResult]] = [[] for _ in features]
+    order = list(range(len(features)))
+    for r in range(rounds):
+        for i in (order if r % 2 == 0 else order[::-1]):
+            runs[i].append(run_preemption_bench(num_nodes, num_pods, init_pods=init_pods, seed=seed, pdbs=pdbs,
+                                                features=features[i]))
+    return runs
+
+
+def median_run(runs: Sequence[BenchResult]) -> BenchResult:
+    """The run of median throughput (the lower middle one of an even number)."""
+    ranked = sorted(runs, key=lambda r: r.pods_per_second)
+    return ranked[(len(ranked) - 1) // 2]
+
+
 # ----------------------------------------------------------------------------- autoscale
 # ``kubesched autoscale`` on a 2000-node dump with 5 node groups (issue 20's figure): 400 nodes
 # per group (8/16/32 cpu, one group of tainted GPU nodes), 1% of them running one small pod

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -188,5 +189,30 @@ def test_versus_schedules_both_releases_side_by_side_exactly_as_separate_runs_pl
     data = json.loads(r.output)
     assert data["bound"] == data["versus"]["bound"] == 40 and data["ratio"] > 0
     assert data["versus"]["semantics"]["kubeVersion"] == "1.30"
-    r = CliRunner().invoke(main, ["bench", "--workload", "preemption", "--versus", "1.30"])
+    r = CliRunner().invoke(main, ["bench", "--workload", "live", "--versus", "1.30"])
     assert r.exit_code == 2 and "--versus compares in-memory workloads" in r.output
+
+
+def test_versus_on_preemption_alternates_whole_runs_turning_the_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench --workload preemption --versus: whole runs (the queue's timeline cannot be cut into
+    chunks), --rounds of each, 1.36 1.30 then 1.30 1.36 ...; the ratio is of the median runs and
+    every run's problems count."""
+    import kubesched.bench as bench_module
+    order: list[str] = []
+    real = bench_module.run_preemption_bench
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        order.append(str(kwargs["features"].version))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_module, "run_preemption_bench", recording)
+    r = CliRunner().invoke(main, ["bench", "--workload", "preemption-pdb", "--nodes", "12", "--pods", "12",
+                                  "--init-pods", "48", "--versus", "1.30", "--rounds", "3", "-o", "json"])
+    assert r.exit_code == 0, r.output
+    assert order == ["1.36", "1.30", "1.30", "1.36", "1.36", "1.30"]
+    data = json.loads(r.output)
+    mine, theirs = data["runs_pods_per_second"], data["versus"]["runs_pods_per_second"]
+    assert len(mine) == len(theirs) == 3
+    assert data["workload"] == "preemption-pdb" and data["bound"] == data["versus"]["bound"] == 12
+    assert data["pods_per_second"] == sorted(mine)[1] and data["versus"]["pods_per_second"] == sorted(theirs)[1]
+    assert data["ratio"] == pytest.approx(sorted(mine)[1] / sorted(theirs)[1], rel=0.01)

@@ -531,13 +531,17 @@ def _explain(result: Any, pod_key: str, nodes: list[Any], output: str, console: 
               help="Also run the workload as kube-scheduler VERSION decides (e.g. 1.30), set up side by side and "
                    "scheduled in alternating chunks of 50 pods, so that the machine's drifting speed weighs on "
                    "both alike; prints both and their ratio. In-memory workloads (basic, affinity, antiaffinity, "
-                   "spread, daemonset, unschedulable, mixed, dra).")
+                   "spread, daemonset, unschedulable, mixed, dra); preemption and preemption-pdb run on the "
+                   "queue's timeline and are compared as whole runs, --rounds of each, the order turning every "
+                   "round (ratio of the medians).")
+@click.option("--rounds", "rounds", type=click.IntRange(min=1), default=6, show_default=True,
+              help="Whole runs per release for --versus on preemption and preemption-pdb.")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
 @version_options
 @_guard
 def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: str, seed: int, output: str,
           live: bool = False, kube_version: str | None = None, feature_gates: tuple[str, ...] = (),
-          versus: str | None = None) -> None:
+          versus: str | None = None, rounds: int = 6) -> None:
     """Scheduling throughput on a scheduler_perf-shaped workload, in memory (or, with --live,
     through a local API server); exits 2 when a pod was not bound or placed against the
     workload's rule."""
@@ -553,22 +557,40 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
     features = features_option(kube_version, feature_gates)
     res: Any
     if versus is not None:
-        from kubesched.bench import WORKLOADS, run_bench_versus
-        if live or workload not in WORKLOADS:
-            raise click.UsageError(f"--versus compares in-memory workloads ({', '.join(WORKLOADS)}), "
-                                   f"not {'live' if live else workload}")
+        from kubesched.bench import WORKLOADS, median_run, run_bench_versus, run_preemption_versus
+        whole_runs = workload in ("preemption", "preemption-pdb")
+        if live or (workload not in WORKLOADS and not whole_runs):
+            raise click.UsageError(f"--versus compares in-memory workloads ({', '.join(WORKLOADS)}, preemption, "
+                                   f"preemption-pdb), not {'live' if live else workload}")
         other = features_option(versus, feature_gates)
-        mine, theirs = run_bench_versus(workload, (features, other), nodes, pods, init_pods=init_pods, seed=seed)
+        per_round: list[list[float]] = []
+        all_runs: list[list[Any]] = []
+        if whole_runs:
+            all_runs = run_preemption_versus((features, other), PREEMPTION_NODES if nodes is None else nodes, pods,
+                                             init_pods=init_pods, seed=seed, pdbs=workload == "preemption-pdb",
+                                             rounds=rounds)
+            per_round = [[round(r.pods_per_second, 1) for r in runs] for runs in all_runs]
+            mine, theirs = (median_run(runs) for runs in all_runs)
+            how = f"medians of {rounds} whole runs each, the order turning every round"
+        else:
+            mine, theirs = run_bench_versus(workload, (features, other), nodes, pods, init_pods=init_pods, seed=seed)
+            how = "pods/s, interleaved"
         ratio = mine.pods_per_second / theirs.pods_per_second if theirs.pods_per_second else 0.0
         if output == "json":
-            click.echo(json.dumps({"semantics": semantics(features), **mine.as_dict(),
-                                   "versus": {"semantics": semantics(other), **theirs.as_dict()},
+            extra_mine = {"runs_pods_per_second": per_round[0]} if per_round else {}
+            extra_theirs = {"runs_pods_per_second": per_round[1]} if per_round else {}
+            click.echo(json.dumps({"semantics": semantics(features), **mine.as_dict(), **extra_mine,
+                                   "versus": {"semantics": semantics(other), **theirs.as_dict(), **extra_theirs},
                                    "ratio": round(ratio, 3)}, indent=1))
         else:
             click.echo(f"decided as {features.oracle}: {mine.summary()}")
             click.echo(f"decided as {other.oracle}: {theirs.summary()}")
-            click.echo(f"ratio {features.version} / {other.version}: {ratio:.3f} (pods/s, interleaved)")
-        problems = mine.problems + theirs.problems
+            if per_round:
+                for oracle, runs_pps in ((features.oracle, per_round[0]), (other.oracle, per_round[1])):
+                    click.echo(f"runs as {oracle}: {', '.join(f'{x:.1f}' for x in runs_pps)} pods/s")
+            click.echo(f"ratio {features.version} / {other.version}: {ratio:.3f} ({how})")
+        problems = ([p for runs in all_runs for r in runs for p in r.problems] if whole_runs
+                    else mine.problems + theirs.problems)
         if problems:
             _fail("benchmark result is invalid: " + "; ".join(problems))
         return
