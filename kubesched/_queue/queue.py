@@ -224,8 +224,8 @@ class SchedulingQueue:
         self._registered = tuple(registered)
         # is_event_of_interest per (resource, actions, label): the registrations never change.
         self._interest: dict[tuple[str, int, str], bool] = {}
-        # 1.36: a hint map's entries whose registration matches an incoming event, in the map's
-        # order, per (map, resource, actions) -- the same registrations, matched once.
+        # A hint map's entries whose registration matches an incoming event, in the map's order,
+        # per (map, resource, actions): the same registrations, matched once (_matching_entries).
         self._hint_matches: dict[tuple[int, str, int], tuple[HintEntry, ...]] = {}
         self._gating_matches: dict[tuple[str, str, int], bool] = {}
 
@@ -385,54 +385,54 @@ class SchedulingQueue:
             if self._hints and new is not None and (not isinstance(new, Pod) or new.uid != pinfo.pod.uid):
                 return _QUEUE_SKIP
             return _QUEUE_AFTER_BACKOFF
-        if self._hints:
-            return self._worth_requeuing_with_hints(pinfo, rejectors, event, old, new)
-        hint_map = self._hint_map_for(pinfo.pod)
-        if hint_map is None:
-            return _QUEUE_AFTER_BACKOFF  # no map for the profile: upstream logs a bug and queues
+        entries = self._matching_entries(pinfo.pod, event)
+        if entries is None:
+            # No map for the profile: upstream logs a bug (1.36: "No QueueingHintMap is
+            # registered for this profile") and queues.
+            return _QUEUE_AFTER_BACKOFF
         strategy = _QUEUE_SKIP
-        for registered, plugins in hint_map.items():
-            if not registered.match(event):
-                continue
-            for plugin in plugins:
-                if plugin not in rejectors:
-                    continue
-                if plugin in pinfo.pending_plugins:
-                    return _QUEUE_IMMEDIATELY
-                if not pinfo.pending_plugins:
-                    return _QUEUE_AFTER_BACKOFF
-                strategy = _QUEUE_AFTER_BACKOFF
-        return strategy
-
-    def _worth_requeuing_with_hints(self, pinfo: QueuedPodInfo, rejectors: set[str], event: ClusterEvent,
-                                    old: object | None, new: object | None) -> int:
-        fn_map = self._hint_fn_maps.get(pinfo.pod.scheduler_name) if self._per_profile else self._hint_fn_map
-        if fn_map is None:
-            return _QUEUE_AFTER_BACKOFF  # "No QueueingHintMap is registered for this profile"
-        key = (id(fn_map), event.resource, event.actions)
-        matching = self._hint_matches.get(key)
-        if matching is None:
-            matching = self._hint_matches[key] = tuple(
-                entry for registered, entries in fn_map.items() if self._match(registered, event)
-                for entry in entries)
-        strategy = _QUEUE_SKIP
-        for plugin, hint_fn in matching:
+        for plugin, hint_fn in entries:
             if plugin not in rejectors:
                 continue
-            hint = QueueingHint.QUEUE
-            if hint_fn is not None:
+            if hint_fn is not None:  # 1.36's QueueingHintFn; v1.30's entries have none (Queue)
                 try:
                     hint = hint_fn(pinfo.pod, old, new)
                 except Exception:  # noqa: BLE001 - upstream: a hint's error counts as Queue
                     hint = QueueingHint.QUEUE
-            if hint == QueueingHint.QUEUE_SKIP:
-                continue
+                if hint == QueueingHint.QUEUE_SKIP:
+                    continue
             if plugin in pinfo.pending_plugins:
                 return _QUEUE_IMMEDIATELY
             if not pinfo.pending_plugins:
                 return _QUEUE_AFTER_BACKOFF
             strategy = _QUEUE_AFTER_BACKOFF
         return strategy
+
+    def _matching_entries(self, pod: Pod, event: ClusterEvent) -> tuple[HintEntry, ...] | None:
+        """The (plugin, hint function) entries of the pod's profile whose registered event
+        matches ``event``, in the map's order; None when the profile has no map. 1.36: the
+        hint map with its QueueingHintFns; v1.30 (hints off): the plugin names, each with no
+        function (every hint is Queue). Kept per (map, resource, actions): matching reads
+        nothing else and the registrations never change."""
+        table: Mapping[ClusterEvent, Sequence[HintEntry] | Sequence[str]] | None
+        if self._hints:
+            table = self._hint_fn_maps.get(pod.scheduler_name) if self._per_profile else self._hint_fn_map
+        else:
+            table = self._hint_map_for(pod)
+        if table is None:
+            return None
+        key = (id(table), event.resource, event.actions)
+        got = self._hint_matches.get(key)
+        if got is None:
+            got = self._hint_matches[key] = tuple(
+                entry if isinstance(entry, tuple) else (entry, None)
+                for registered, entries in table.items() if self._match_registered(registered, event)
+                for entry in entries)
+        return got
+
+    def _match_registered(self, registered: ClusterEvent, incoming: ClusterEvent) -> bool:
+        """isPodWorthRequeuing's match: 1.36's rules with its hints; v1.30's Match without."""
+        return self._match(registered, incoming) if self._hints else registered.match(incoming)
 
     # ================================================================ in-flight pods (1.36)
     def _log_event(self, event: ClusterEvent, old: object | None, new: object | None) -> None:
