@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.cluster.live import API_CALLS, ApiCall, ApiClient, ClusterConfig, LiveCluster
+from kubesched.cluster.live import API_CALLS, ApiCall, ApiClient, Backoff, ClusterConfig, LiveCluster
 from kubesched.config import default_configuration
 from kubesched.config.loader import parse_config
 from kubesched.features import FEATURES_1_30, FEATURES_1_36
@@ -250,7 +250,12 @@ def test_dropped_watch_connections_resume_without_relisting(api: LocalApiServer)
         wait_until(lambda: all_bound(api) and len(placements(api)) == 13, what="every pod bound")
         # client-go: a stream that ends is watched again at once, from the last resourceVersion.
         assert pods_informer.relists == 0 and pods_informer.errors == 0 and pods_informer.rewatches >= 3
-        assert max(list(pods_informer.watch_gaps)[:3]) < 0.2
+        # Watched again at once: no gap reaches the backoff manager's first step (Backoff.initial,
+        # 800 ms; errors == 0 above says no request was backed off), and the typical gap is a
+        # reconnect (~10 ms). Not max < 0.2: one reconnect took 0.25-0.28 s twice in CI on this
+        # 2-core machine under load, the re-watch itself immediate.
+        gaps = sorted(list(pods_informer.watch_gaps)[:3])
+        assert gaps[-1] < Backoff().initial and gaps[len(gaps) // 2] < 0.1, gaps
     _no_pod_bound_twice(api)
 
 
