@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -557,40 +557,42 @@ def bench(nodes: int | None, pods: int | None, init_pods: int | None, workload: 
     features = features_option(kube_version, feature_gates)
     res: Any
     if versus is not None:
-        from kubesched.bench import WORKLOADS, median_run, run_bench_versus, run_preemption_versus
+        from kubesched.bench import WORKLOADS, BenchResult, median_run, run_bench_versus, run_preemption_versus
         whole_runs = workload in ("preemption", "preemption-pdb")
         if live or (workload not in WORKLOADS and not whole_runs):
             raise click.UsageError(f"--versus compares in-memory workloads ({', '.join(WORKLOADS)}, preemption, "
                                    f"preemption-pdb), not {'live' if live else workload}")
         other = features_option(versus, feature_gates)
-        per_round: list[list[float]] = []
-        all_runs: list[list[Any]] = []
+        # Every run of each release (whole runs: --rounds of them; interleaved: one each).
+        all_runs: Sequence[Sequence[BenchResult]]
         if whole_runs:
-            all_runs = run_preemption_versus((features, other), PREEMPTION_NODES if nodes is None else nodes, pods,
-                                             init_pods=init_pods, seed=seed, pdbs=workload == "preemption-pdb",
-                                             rounds=rounds)
-            per_round = [[round(r.pods_per_second, 1) for r in runs] for runs in all_runs]
+            all_runs = run_preemption_versus(
+                (features, other), PREEMPTION_NODES if nodes is None else nodes, pods, init_pods=init_pods,
+                seed=seed, pdbs=workload == "preemption-pdb", rounds=rounds)
             mine, theirs = (median_run(runs) for runs in all_runs)
             how = f"medians of {rounds} whole runs each, the order turning every round"
         else:
             mine, theirs = run_bench_versus(workload, (features, other), nodes, pods, init_pods=init_pods, seed=seed)
+            all_runs = [[mine], [theirs]]
             how = "pods/s, interleaved"
+
+        def listed(runs: Sequence[BenchResult]) -> list[float]:
+            return [round(r.pods_per_second, 1) for r in runs]
+
         ratio = mine.pods_per_second / theirs.pods_per_second if theirs.pods_per_second else 0.0
         if output == "json":
-            extra_mine = {"runs_pods_per_second": per_round[0]} if per_round else {}
-            extra_theirs = {"runs_pods_per_second": per_round[1]} if per_round else {}
-            click.echo(json.dumps({"semantics": semantics(features), **mine.as_dict(), **extra_mine,
-                                   "versus": {"semantics": semantics(other), **theirs.as_dict(), **extra_theirs},
+            extra = [{"runs_pods_per_second": listed(runs)} if whole_runs else {} for runs in all_runs]
+            click.echo(json.dumps({"semantics": semantics(features), **mine.as_dict(), **extra[0],
+                                   "versus": {"semantics": semantics(other), **theirs.as_dict(), **extra[1]},
                                    "ratio": round(ratio, 3)}, indent=1))
         else:
             click.echo(f"decided as {features.oracle}: {mine.summary()}")
             click.echo(f"decided as {other.oracle}: {theirs.summary()}")
-            if per_round:
-                for oracle, runs_pps in ((features.oracle, per_round[0]), (other.oracle, per_round[1])):
-                    click.echo(f"runs as {oracle}: {', '.join(f'{x:.1f}' for x in runs_pps)} pods/s")
+            if whole_runs:
+                for f, runs in zip((features, other), all_runs, strict=True):
+                    click.echo(f"runs as {f.oracle}: {', '.join(f'{x:.1f}' for x in listed(runs))} pods/s")
             click.echo(f"ratio {features.version} / {other.version}: {ratio:.3f} ({how})")
-        problems = ([p for runs in all_runs for r in runs for p in r.problems] if whole_runs
-                    else mine.problems + theirs.problems)
+        problems = [p for runs in all_runs for r in runs for p in r.problems]
         if problems:
             _fail("benchmark result is invalid: " + "; ".join(problems))
         return
