@@ -103,7 +103,8 @@ class FilterPlan:
         return out
 
     def table_alloc(self, table: NodeTable, rows: IntArray) -> IntArray:
-        """:meth:`alloc` of table rows, shape (len(need), len(rows))."""
+        """The allocatable of table rows, laid out as :meth:`free` (for 1.36's unresolvable
+        oversize), shape (len(need), len(rows))."""
         parts = []
         for s in self.resource_steps:
             assert s.fit is not None
@@ -158,8 +159,10 @@ class FilterPlan:
             return None
         if alloc is not None:
             over = fit.oversize(alloc[step.start:step.stop])
+        elif node_info is not None and fit.oversize_unresolvable:
+            over = fit.oversize(fit.alloc(node_info))
         else:
-            over = fit.oversize(fit.alloc(node_info) if node_info is not None and fit.oversize_unresolvable else None)
+            over = False
         key = (k, reasons, over)
         s = self._wrapped.get(key)
         if s is None:
