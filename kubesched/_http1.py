@@ -11,19 +11,31 @@ kubesched.cluster and kubesched.extender apart, so what they share lives here, o
 The two transports report failures differently (the API client as client-go's utilnet sees
 Go's transport errors, the extender client as net/http's error strings), so this module raises
 only neutral errors: :class:`Expired` when a deadline passes, :class:`TooLarge` for a reply over
-its limit, and the OSError / ssl.SSLError / http.client.HTTPException / zlib.error of the
+its limit, and the OSError / ssl.SSLError / http_client.HTTPException / zlib.error of the
 exchange; each transport maps them to its own.
 """
 
 from __future__ import annotations
 
-import http.client
 import socket
-import ssl
+import sys
 import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from kubesched._lazy import lazy_module
+
+if TYPE_CHECKING:
+    import http.client as http_client
+    import ssl
+else:
+    # Imported when first used: ssl for a TLS connection, http.client for its exception classes
+    # once a reply is malformed (with the email package it brings, ~20 ms of a restarted
+    # scheduler's start that a plain-HTTP API server or a well-formed reply never needs).
+    http_client = lazy_module("http.client")
+    ssl = lazy_module("ssl")
 
 __all__ = ["Conn", "Expired", "Pool", "TooLarge", "read_body", "read_head"]
 
@@ -66,16 +78,19 @@ class Conn:
         if self.buf:
             return False
         sock = self.sock
+        # An SSLSocket exists only once ssl is imported: a plain connection does not import it.
+        loaded_ssl = sys.modules.get("ssl")
+        tls = loaded_ssl is not None and isinstance(sock, loaded_ssl.SSLSocket)
         try:
             sock.settimeout(0.0)
-            if isinstance(sock, ssl.SSLSocket):
+            if tls:
                 sock.recv(1)
             else:
                 sock.recv(1, socket.MSG_PEEK)
-        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        except BlockingIOError:
             return True
-        except OSError:
-            return False
+        except OSError as e:
+            return tls and isinstance(e, (ssl.SSLWantReadError, ssl.SSLWantWriteError))
         return False  # b"": closed; bytes: a reply nobody asked for
 
     def send(self, data: bytes, deadline: float) -> None:
@@ -113,7 +128,7 @@ class Conn:
         """Exactly ``n`` bytes of the body."""
         while len(self.buf) < n:
             if not fill():
-                raise http.client.IncompleteRead(bytes(self.buf), n - len(self.buf))
+                raise http_client.IncompleteRead(bytes(self.buf), n - len(self.buf))
         out = bytes(self.buf[:n])
         del self.buf[:n]
         return out
@@ -127,9 +142,9 @@ class Conn:
                 del self.buf[:i + 2]
                 return out
             if len(self.buf) > MAX_HEAD:
-                raise http.client.LineTooLong("chunk size line")
+                raise http_client.LineTooLong("chunk size line")
             if not fill():
-                raise http.client.IncompleteRead(bytes(self.buf))
+                raise http_client.IncompleteRead(bytes(self.buf))
 
 
 def chunk_size(line: bytes) -> int:
@@ -137,20 +152,20 @@ def chunk_size(line: bytes) -> int:
     try:
         return int(line.split(b";", 1)[0].strip(), 16)
     except ValueError:
-        raise http.client.HTTPException(f"bad chunk size {line[:20]!r}") from None
+        raise http_client.HTTPException(f"bad chunk size {line[:20]!r}") from None
 
 
 def content_length(headers: Mapping[str, str]) -> int:
     """The Content-Length header's value (the caller checked it is there)."""
     value = headers["content-length"]
     if not value.isdigit():
-        raise http.client.HTTPException(f"bad Content-Length {value!r}")
+        raise http_client.HTTPException(f"bad Content-Length {value!r}")
     return int(value)
 
 
 def read_head(conn: Conn, fill: Callable[[], bool]) -> tuple[int, str, bool, dict[str, str]]:
     """The next final reply's (status, reason, HTTP/1.0?, headers with lower-case names).
-    http.client.RemoteDisconnected (a ConnectionResetError) when the connection ends before any
+    http_client.RemoteDisconnected (a ConnectionResetError) when the connection ends before any
     byte of it."""
     while True:
         start = 0
@@ -159,17 +174,17 @@ def read_head(conn: Conn, fill: Callable[[], bool]) -> tuple[int, str, bool, dic
             if i >= 0:
                 break
             if len(conn.buf) > MAX_HEAD:
-                raise http.client.LineTooLong("header block")
+                raise http_client.LineTooLong("header block")
             start = max(0, len(conn.buf) - 3)
             if not fill():
                 if not conn.buf:
-                    raise http.client.RemoteDisconnected("Remote end closed connection without response")
-                raise http.client.IncompleteRead(bytes(conn.buf))
+                    raise http_client.RemoteDisconnected("Remote end closed connection without response")
+                raise http_client.IncompleteRead(bytes(conn.buf))
         lines = bytes(conn.buf[:i]).split(b"\r\n")
         del conn.buf[:i + 4]
         parts = lines[0].split(None, 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit() or len(parts[1]) != 3:
-            raise http.client.BadStatusLine(lines[0].decode("latin-1"))
+            raise http_client.BadStatusLine(lines[0].decode("latin-1"))
         status = int(parts[1])
         if 100 <= status < 200 and status != 101:
             continue  # 100 Continue and other informational replies precede the real one
@@ -209,7 +224,7 @@ def read_body(conn: Conn, status: int, http10: bool, headers: Mapping[str, str],
                 raise TooLarge()
             chunks.append(conn.take(n, fill))
             if conn.take(2, fill) != b"\r\n":
-                raise http.client.HTTPException("chunk not followed by CRLF")
+                raise http_client.HTTPException("chunk not followed by CRLF")
         data = b"".join(chunks)
     elif "content-length" in headers:
         length = content_length(headers)

@@ -27,17 +27,20 @@ timeouts for watches and client-go's request log.
 
 from __future__ import annotations
 
-import http.client
 import logging
 import socket
-import ssl
 import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kubesched._http1 import Conn, Expired, chunk_size, content_length, read_body, read_head
 from kubesched._http1 import Pool as _BasePool
+from kubesched._http1 import http_client
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["ConnectFailed", "Pool", "Reply", "Stream", "Timeout"]
 
@@ -177,7 +180,7 @@ class Stream:
         conn = self._conn
         while n:
             if not conn.buf and not conn.more():
-                raise http.client.IncompleteRead(b"", n)
+                raise http_client.IncompleteRead(b"", n)
             piece = bytes(conn.buf[:n])
             del conn.buf[:len(piece)]
             n -= len(piece)
@@ -198,7 +201,7 @@ class Stream:
                     return
                 yield from self._pieces(n)
                 if conn.take(2, conn.more) != b"\r\n":
-                    raise http.client.HTTPException("chunk not followed by CRLF")
+                    raise http_client.HTTPException("chunk not followed by CRLF")
         elif "content-length" in self.headers:
             yield from self._pieces(content_length(self.headers))
         else:  # the body runs to the end of the connection

@@ -39,14 +39,11 @@ import contextlib
 import dataclasses
 import functools
 import heapq
-import http.client as http_client
 import json
 import logging
 import os
 import random
 import socket
-import ssl
-import subprocess
 import sys
 import threading
 import time
@@ -96,14 +93,23 @@ from kubesched.objects.devices import (
 from kubesched.objects.parse import PARSERS, parse_pod
 
 if TYPE_CHECKING:
+    import http.client as http_client
+    import ssl
+    import subprocess
+
     import httpx
     import yaml
 else:
     # Imported on first use: every request goes through the fast transport (kubesched.cluster._http)
     # unless a proxy is configured, and only a kubeconfig needs YAML (a restarted scheduler's
-    # time to its first bind counts every import; httpx alone was ~50 ms of it).
+    # time to its first bind counts every import; httpx alone was ~50 ms of it). Likewise ssl
+    # (an https server), subprocess (a kubeconfig's exec credential plugin) and http.client
+    # (its exception classes, for a malformed reply; with the email package ~20 ms).
     httpx = lazy_module("httpx")
     yaml = lazy_module("yaml")
+    http_client = lazy_module("http.client")
+    ssl = lazy_module("ssl")
+    subprocess = lazy_module("subprocess")
 
 log = logging.getLogger(__name__)
 

@@ -26,16 +26,18 @@ import functools
 import ipaddress
 import logging
 import os
-import ssl
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kubesched._lazy import lazy_module
 from kubesched._serving import ThreadedServer
 from kubesched.errors import ConfigError
 
 if TYPE_CHECKING:
+    import ssl
+
     # prometheus_client (~40 ms of imports: its exposition brings http.server, email, urllib) is
     # imported when the metrics are built: at once for SchedulerMetrics(), once `kubesched run`
     # schedules for SchedulerMetrics(deferred=True). The web server (uvicorn, starlette: ~0.1 s
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from kubesched.live._exposition import WithoutCreated
+else:
+    ssl = lazy_module("ssl")  # only serving with TLS needs it
 
 log = logging.getLogger("kubesched.serving")
 

@@ -25,8 +25,11 @@ ROOT = Path(kubesched.__file__).resolve().parent.parent
 # kubesched plugin (kubesched._runtime.registry); prometheus_client and the http.server its
 # exposition brings (the metrics are built once the scheduler schedules: SchedulerMetrics' deferred).
 # The HTTP extenders' client unless the configuration names one (kubesched.extender), tempfile
-# unless a kubeconfig carries an inline client certificate.
-NEVER = ("importlib.metadata", "zipfile", "prometheus_client", "http.server", "kubesched.extender", "tempfile",
+# unless a kubeconfig carries an inline client certificate. ssl unless the API server or serving
+# uses TLS, subprocess unless a kubeconfig runs an exec credential plugin, http.client (and the
+# email package it brings) unless a reply is malformed (the API client's transport raises its
+# exception classes).
+NEVER = ("ssl", "subprocess", "http.client", "email.parser", "importlib.metadata", "zipfile", "prometheus_client", "http.server", "kubesched.extender", "tempfile",
          "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
          "jinja2", "cryptography", "kubesched.simulation", "kubesched.timeline", "kubesched.whatif",
          "kubesched.testing", "kubesched.bench", "kubesched.soak", "kubesched.cli.shadow", "kubesched.cli.autoscale",
