@@ -90,7 +90,7 @@ from kubesched.objects.devices import (
     extended_resource_classes,
     parse_resource_claim,
 )
-from kubesched.objects.parse import PARSERS, parse_pod
+from kubesched.objects.parse import PARSERS, parse_node, parse_pod
 
 if TYPE_CHECKING:
     import http.client as http_client
@@ -1173,6 +1173,8 @@ def decode(r: ApiResource, raw: Json, prev: Any = None, features: Features | Non
     raw.setdefault("apiVersion", r.api_version)
     if r.kind == "Pod":
         return parse_pod(raw, prev if isinstance(prev, Pod) else None, json_decoded=True, features=features)
+    if r.kind == "Node":
+        return parse_node(raw, json_decoded=True)
     dra = DRA_PARSERS.get(r.kind)
     if dra is not None:
         return dra(raw)

@@ -99,6 +99,13 @@ def parse_string_map(raw: Any, path: str) -> dict[str, str]:
         return {}
     if not isinstance(raw, Mapping):
         raise FieldError(path, f"must be a map of strings, got {type(raw).__name__}")
+    if type(raw) is dict:
+        # The usual map (JSON's, or YAML's without numbers): strings only, copied as it is.
+        for k, v in raw.items():
+            if type(k) is not str or type(v) is not str:
+                break
+        else:
+            return dict(raw)
     out: dict[str, str] = {}
     for k, v in raw.items():
         if not isinstance(k, str):

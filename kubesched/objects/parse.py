@@ -128,10 +128,21 @@ def _bool(raw: Any, path: str, default: bool = False) -> bool:
 _RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})")
 
 
+# RFC 3339 text -> seconds, for the timestamps seen before: the pods a controller creates in one
+# second share their creationTimestamp (1000 pods of a restarted scheduler's first LIST parse
+# one). Bounded: emptied when full. Only valid text is kept.
+_TIMES: dict[str, float] = {}
+_TIMES_SIZE = 4096
+
+
 def parse_time(raw: Any, path: str) -> float | None:
     """RFC 3339 timestamp -> seconds since the epoch."""
     if raw is None:
         return None
+    if type(raw) is str:
+        seen = _TIMES.get(raw)
+        if seen is not None:
+            return seen
     if isinstance(raw, _dt.datetime):  # YAML may already have parsed it
         dt = raw if raw.tzinfo else raw.replace(tzinfo=_dt.UTC)
         return dt.timestamp()
@@ -143,7 +154,12 @@ def parse_time(raw: Any, path: str) -> float | None:
         dt = _dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
         raise FieldError(path, f"must be an RFC 3339 timestamp, got {raw!r}") from None
-    return dt.timestamp()
+    seconds = dt.timestamp()
+    if type(raw) is str:
+        if len(_TIMES) >= _TIMES_SIZE:
+            _TIMES.clear()
+        _TIMES[raw] = seconds
+    return seconds
 
 
 def _resource_list(raw: Any, path: str) -> dict[str, Fraction]:
@@ -418,6 +434,23 @@ _PodResources = tuple[tuple[Container, ...], tuple[Container, ...], dict[str, Fr
 _T = TypeVar("_T")
 _RESOURCES_CACHE: dict[bytes, _PodResources] = {}
 _TOLERATIONS_CACHE: dict[bytes, tuple[Toleration, ...]] = {}
+_AFFINITY_CACHE: dict[bytes, Affinity | None] = {}
+# What _container reads of a container: the pods of one template share these while their
+# containers differ elsewhere (the service account token's volume mount is named per pod).
+_CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
+
+
+def _containers_key(raw: Any) -> Any:
+    """A JSON-decoded container list reduced to what :func:`_container` reads (the resources
+    cache's key); anything else as it is (it parses the same, or fails to, either way)."""
+    if type(raw) is not list:
+        return raw
+    out = []
+    for c in raw:
+        if type(c) is not dict:
+            return raw
+        out.append([c.get(k) for k in _CONTAINER_FIELDS])
+    return out
 _CACHE_SIZE = 1024
 
 
@@ -620,7 +653,8 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
         score = prev.score_requests
     elif json_decoded:
         containers, init, overhead, requests, nz_cpu, nz_mem, score = _memo(
-            _RESOURCES_CACHE, [str(feats.version), *(spec.get(k) for k in _RESOURCE_FIELDS)],
+            _RESOURCES_CACHE, [str(feats.version), _containers_key(spec.get("containers")),
+                               _containers_key(spec.get("initContainers")), spec.get("overhead"), spec.get("resources")],
             lambda: _pod_resources(spec, feats))
     else:
         containers, init, overhead, requests, nz_cpu, nz_mem, score = _pod_resources(spec, feats)
@@ -633,6 +667,7 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
     gates = []
     for i, g in enumerate(_list(spec.get("schedulingGates"), "spec.schedulingGates")):
         gates.append(_str(_map(g, f"spec.schedulingGates[{i}]").get("name"), f"spec.schedulingGates[{i}].name"))
+    # Lists a pod usually lacks are read only when there (each empty read made a generator).
     conditions = tuple(
         PodCondition(
             type=_str(_map(c, f"status.conditions[{i}]").get("type"), f"status.conditions[{i}].type"),
@@ -642,7 +677,7 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
         )
         # _map first: a null entry must read as {} for every field, not only "type".
         for i, c in ((i, _map(c, f"status.conditions[{i}]")) for i, c in enumerate(_list(status.get("conditions"), "status.conditions")))
-    )
+    ) if status.get("conditions") is not None else ()
     policy = _str(spec.get("preemptionPolicy"), "spec.preemptionPolicy", "")
     if policy not in ("", "Never", "PreemptLowerPriority"):
         raise FieldError("spec.preemptionPolicy", f"Unsupported value: {policy!r}: supported values: \"Never\", \"PreemptLowerPriority\"")
@@ -658,13 +693,15 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
         priority_class_name=_str(spec.get("priorityClassName"), "spec.priorityClassName"),
         preemption_policy=policy or "PreemptLowerPriority",
         node_selector=node_selector,
-        affinity=parse_affinity(spec.get("affinity"), "spec.affinity"),
+        affinity=(_memo(_AFFINITY_CACHE, spec.get("affinity"), lambda: parse_affinity(spec.get("affinity"), "spec.affinity"))
+                  if json_decoded and spec.get("affinity") else parse_affinity(spec.get("affinity"), "spec.affinity")),
         tolerations=_memo(_TOLERATIONS_CACHE, spec.get("tolerations"), lambda: _tolerations(spec)) if json_decoded and spec.get("tolerations") else _tolerations(spec),
         topology_spread_constraints=tuple(
             parse_topology_spread_constraint(t, f"spec.topologySpreadConstraints[{i}]")
             for i, t in enumerate(_list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"))
-        ),
-        volumes=tuple(parse_volume(v, f"spec.volumes[{i}]") for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes"))),
+        ) if spec.get("topologySpreadConstraints") is not None else (),
+        volumes=tuple(parse_volume(v, f"spec.volumes[{i}]") for i, v in enumerate(_list(spec.get("volumes"), "spec.volumes")))
+        if spec.get("volumes") is not None else (),
         scheduling_gates=tuple(gates),
         termination_grace_period_seconds=_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds", 30),
         phase=_str(status.get("phase"), "status.phase", "Pending"),
@@ -676,11 +713,12 @@ def parse_pod(raw: Raw, prev: Pod | None = None, *, json_decoded: bool = False,
         non_zero_memory=nz_mem,
         score_requests=score,
         raw=raw,
-        sidecar_ports=tuple(c for c in init if c.is_sidecar and c.ports) if feats.enabled("SidecarAccounting") else (),
+        sidecar_ports=tuple(c for c in init if c.is_sidecar and c.ports) if init and feats.enabled("SidecarAccounting") else (),
         # The API server of a release without resource.k8s.io/v1 DRA drops the fields.
-        resource_claims=_pod_claims(spec) if feats.enabled("DynamicResourceAllocation") else (),
-        resource_claim_statuses=(_pod_claim_statuses(status) if feats.enabled("DynamicResourceAllocation")
-                                 else {}),
+        resource_claims=(_pod_claims(spec) if spec.get("resourceClaims") is not None
+                         and feats.enabled("DynamicResourceAllocation") else ()),
+        resource_claim_statuses=(_pod_claim_statuses(status) if status.get("resourceClaimStatuses") is not None
+                                 and feats.enabled("DynamicResourceAllocation") else {}),
         # dropDisabledSchedulingGroup: the API server drops the field without GenericWorkload.
         scheduling_group=parse_pod_scheduling_group(spec) if feats.enabled("GenericWorkload") else None,
     )
@@ -698,13 +736,28 @@ def parse_taint(raw: Any, path: str) -> Taint:
     return Taint(key, _str(m.get("value"), f"{path}.value"), effect)
 
 
-def parse_node(raw: Raw) -> Node:
-    meta = parse_meta(raw, namespaced=False)
-    spec = _map(raw.get("spec"), "spec")
-    status = _map(raw.get("status"), "status")
+def _node_units(status: Raw) -> tuple[dict[str, int], dict[str, int]]:
     capacity = _units(status.get("capacity"), "status.capacity")
     # SetDefaults_NodeStatus: allocatable defaults to capacity.
     allocatable = _units(status.get("allocatable"), "status.allocatable") if status.get("allocatable") is not None else dict(capacity)
+    return capacity, allocatable
+
+
+_NODE_UNITS_CACHE: dict[bytes, tuple[dict[str, int], dict[str, int]]] = {}
+
+
+def parse_node(raw: Raw, *, json_decoded: bool = False) -> Node:
+    """``json_decoded``: ``raw`` holds only what a JSON decoder makes (an informer's object); its
+    capacity and allocatable are then shared with an earlier node of the same ones (the nodes of
+    one machine type: their quantities parsed once, :func:`_memo`)."""
+    meta = parse_meta(raw, namespaced=False)
+    spec = _map(raw.get("spec"), "spec")
+    status = _map(raw.get("status"), "status")
+    if json_decoded:
+        capacity, allocatable = _memo(_NODE_UNITS_CACHE, [status.get("capacity"), status.get("allocatable")],
+                                      lambda: _node_units(status))
+    else:
+        capacity, allocatable = _node_units(status)
     images = []
     for i, im in enumerate(_list(status.get("images"), "status.images")):
         p = f"status.images[{i}]"

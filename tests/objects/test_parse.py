@@ -588,8 +588,25 @@ def _tolerating(raw: dict[str, Any]) -> None:
     raw["spec"]["tolerations"] = [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
 
 
+def _own_volume_mount(raw: dict[str, Any]) -> None:
+    # The service account token's projected volume is named per pod (kube-api-access-xxxxx).
+    raw["spec"]["containers"][0]["volumeMounts"] = [{"name": "kube-api-access-x7k2p", "mountPath": "/var/run/secrets"}]
+    raw["spec"]["containers"][0]["env"] = [{"name": "POD", "value": "q"}]
+
+
+def _another_image(raw: dict[str, Any]) -> None:
+    raw["spec"]["containers"][0]["image"] = "nginx:1.28"
+
+
+def _another_port(raw: dict[str, Any]) -> None:
+    raw["spec"]["containers"][0]["ports"][0]["hostPort"] = 8080
+
+
 SHARED = [
     ("another pod of the same template shares its containers", _other_pod, True),
+    ("a pod whose containers differ only where scheduling does not read shares them", _own_volume_mount, True),
+    ("a pod with another image parses its own", _another_image, False),
+    ("a pod with another host port parses its own", _another_port, False),
     ("a pod with another container request parses its own", _more_cpu, False),
     ("a pod whose init container is a sidecar parses its own", _sidecar, False),
     ("a pod with an overhead parses its own", _overhead, False),
@@ -631,3 +648,83 @@ def test_an_invalid_pod_is_refused_every_time_it_is_parsed() -> None:
     for _ in range(2):
         with pytest.raises(FieldError):
             parse_pod(copy.deepcopy(raw), json_decoded=True)
+
+
+class _Reads(dict[str, Any]):
+    """A container recording which of its fields are read."""
+
+    def __init__(self, raw: dict[str, Any], seen: set[str]) -> None:
+        super().__init__(raw)
+        self.seen = seen
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+
+@pytest.mark.parametrize("init", [False, True], ids=["a container", "an init container"])
+def test_the_resources_cache_is_keyed_by_every_field_a_container_parse_reads(init: bool) -> None:
+    """_containers_key keeps _CONTAINER_FIELDS of each container: the parse must read no other
+    (a field it read but the key left out would let two different containers share a parse)."""
+    from kubesched.objects.parse import _CONTAINER_FIELDS, _container
+
+    seen: set[str] = set()
+    raw = {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}},
+           "ports": [{"containerPort": 80, "hostPort": 81, "protocol": "UDP", "hostIP": "1.2.3.4"}],
+           "env": [{"name": "A", "value": "b"}], "volumeMounts": [{"name": "v", "mountPath": "/v"}],
+           "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"}], "command": ["x"]}
+    if init:
+        raw["restartPolicy"] = "Always"
+    _container(_Reads(raw, seen), "spec.containers[0]", init=init)
+    assert seen <= set(_CONTAINER_FIELDS)
+
+
+def _node_raw(name: str, cpu: str = "4") -> dict[str, Any]:
+    return {"metadata": {"name": name, "creationTimestamp": "2026-11-20T10:00:00Z"},
+            "status": {"capacity": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
+                       "allocatable": {"cpu": cpu, "memory": "15Gi", "pods": "110"}}}
+
+
+@pytest.mark.parametrize("other_cpu, shared", [("4", True), ("8", False)],
+                         ids=["a node of the same shape shares its parsed capacity",
+                              "a node of another shape parses its own"])
+def test_json_decoded_nodes_share_what_a_fresh_parse_gives(other_cpu: str, shared: bool) -> None:
+    from kubesched.objects.parse import parse_node
+
+    a = parse_node(_node_raw("a"), json_decoded=True)
+    b, fresh = parse_node(_node_raw("b", other_cpu), json_decoded=True), parse_node(_node_raw("b", other_cpu))
+    assert (b.capacity, b.allocatable, b.meta) == (fresh.capacity, fresh.allocatable, fresh.meta)
+    assert (b.allocatable is a.allocatable) == shared
+    assert fresh.allocatable is not a.allocatable  # not JSON-decoded: never shared
+
+
+def test_a_timestamp_seen_before_reads_the_same_and_an_invalid_one_is_refused_every_time() -> None:
+    from kubesched.errors import FieldError
+    from kubesched.objects.parse import parse_time
+
+    assert parse_time("2026-11-20T10:00:00Z", "t") == parse_time("2026-11-20T10:00:00Z", "t") == 1795168800.0
+    assert parse_time("2026-11-20T11:00:00+01:00", "t") == 1795168800.0
+    for _ in range(2):
+        with pytest.raises(FieldError, match="RFC 3339"):
+            parse_time("2026-11-20 10:00:00", "t")
+
+
+@pytest.mark.parametrize("other_zone, shared", [("a", True), ("b", False)],
+                         ids=["a pod of the same affinity shares its parse", "a pod of another affinity parses its own"])
+def test_json_decoded_pods_share_an_affinity_equal_to_a_fresh_parse(other_zone: str, shared: bool) -> None:
+    from kubesched.objects.parse import parse_pod
+
+    def with_affinity(name: str, zone: str) -> dict[str, Any]:
+        raw = _live_pod()
+        raw["metadata"]["name"] = name
+        raw["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": [zone]}]}]}}}
+        return raw
+
+    a = parse_pod(with_affinity("p", "a"), json_decoded=True)
+    b, fresh = parse_pod(with_affinity("q", other_zone), json_decoded=True), parse_pod(with_affinity("q", other_zone))
+    assert b.affinity == fresh.affinity and (b.affinity is a.affinity) == shared
