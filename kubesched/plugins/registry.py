@@ -6,6 +6,7 @@ Out-of-tree plugins are merged on top of this by the runtime; a duplicate name i
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -14,24 +15,17 @@ from kubesched.plugins import (
     defaultbinder,
     defaultpreemption,
     dynamicresources,
-    gangscheduling,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
-    nodedeclaredfeatures,
-    nodelabel,
     nodename,
     nodeports,
-    nodepreferavoidpods,
     noderesources,
-    noderesources_legacy,
     nodeunschedulable,
     nodevolumelimits,
     podtopologyspread,
     queuesort,
     schedulinggates,
-    selectorspread,
-    serviceaffinity,
     tainttoleration,
     volumebinding,
     volumerestrictions,
@@ -39,6 +33,34 @@ from kubesched.plugins import (
 )
 
 Factory = Callable[[Any, Any], Any]
+
+
+class _Deferred:
+    """The factory ``module.attr``, its module imported when the factory is first called or
+    inspected (``__wrapped__``: inspect.signature and the args decoding read the real one):
+    for the plugins no default profile enables -- the legacy Policy's, and those of gates off
+    by default -- whose modules a restarted ``kubesched run`` would otherwise import on the way
+    to its first bind."""
+
+    __slots__ = ("_attr", "_module")
+
+    def __init__(self, module: str, attr: str = "new") -> None:
+        self._module = module
+        self._attr = attr
+
+    @property
+    def __wrapped__(self) -> Factory:
+        factory: Factory = getattr(importlib.import_module(self._module), self._attr)
+        return factory
+
+    def __call__(self, args: Any, handle: Any) -> Any:
+        return self.__wrapped__(args, handle)
+
+    def __repr__(self) -> str:
+        return f"<factory {self._module}.{self._attr}>"
+
+
+_LEGACY = "kubesched.plugins.noderesources_legacy"
 
 # v1.30's in-tree registry (plus the legacy Policy plugins); later releases derive from it.
 REGISTRY_1_30: dict[str, Factory] = {
@@ -65,13 +87,13 @@ REGISTRY_1_30: dict[str, Factory] = {
     "ImageLocality": imagelocality.new,
     "DefaultBinder": defaultbinder.new,
     # Legacy (v1.21/v1.22) plugins a `kind: Policy` translates into; not in v1.30's registry.
-    "SelectorSpread": selectorspread.new,
-    "ServiceAffinity": serviceaffinity.new,
-    "NodeLabel": nodelabel.new,
-    "NodePreferAvoidPods": nodepreferavoidpods.new,
-    "NodeResourcesLeastAllocated": noderesources_legacy.new_least_allocated,
-    "NodeResourcesMostAllocated": noderesources_legacy.new_most_allocated,
-    "RequestedToCapacityRatio": noderesources_legacy.new_requested_to_capacity_ratio,
+    "SelectorSpread": _Deferred("kubesched.plugins.selectorspread"),
+    "ServiceAffinity": _Deferred("kubesched.plugins.serviceaffinity"),
+    "NodeLabel": _Deferred("kubesched.plugins.nodelabel"),
+    "NodePreferAvoidPods": _Deferred("kubesched.plugins.nodepreferavoidpods"),
+    "NodeResourcesLeastAllocated": _Deferred(_LEGACY, "new_least_allocated"),
+    "NodeResourcesMostAllocated": _Deferred(_LEGACY, "new_most_allocated"),
+    "RequestedToCapacityRatio": _Deferred(_LEGACY, "new_requested_to_capacity_ratio"),
 }
 
 def registry_for(features: Features | None = None) -> dict[str, Factory]:
@@ -86,9 +108,9 @@ def registry_for(features: Features | None = None) -> dict[str, Factory]:
     if features.enabled("DynamicResourceAllocation") and features.enabled("DynamicResourcesScoring"):
         reg[dynamicresources.NAME] = dynamicresources.new
     if features.enabled("NodeDeclaredFeatures"):
-        reg[nodedeclaredfeatures.NAME] = nodedeclaredfeatures.new
+        reg["NodeDeclaredFeatures"] = _Deferred("kubesched.plugins.nodedeclaredfeatures")
     if features.enabled("GangScheduling"):
-        reg[gangscheduling.NAME] = gangscheduling.new
+        reg["GangScheduling"] = _Deferred("kubesched.plugins.gangscheduling")
     return reg
 
 

@@ -34,7 +34,11 @@ NEVER = ("ssl", "subprocess", "http.client", "email.parser", "importlib.metadata
          "jinja2", "cryptography", "kubesched.simulation", "kubesched.timeline", "kubesched.whatif",
          "kubesched.testing", "kubesched.bench", "kubesched.soak", "kubesched.cli.shadow", "kubesched.cli.autoscale",
          "kubesched.cli.capacity", "kubesched.cli.compare", "kubesched.cli.pack",
-         "kubesched.live.shadow", "kubesched.extender.server", "kubesched.config.policy")
+         "kubesched.live.shadow", "kubesched.extender.server", "kubesched.config.policy",
+         # plugins no default profile enables (kubesched.plugins.registry defers their factories)
+         "kubesched.plugins.selectorspread", "kubesched.plugins.serviceaffinity", "kubesched.plugins.nodelabel",
+         "kubesched.plugins.nodepreferavoidpods", "kubesched.plugins.noderesources_legacy",
+         "kubesched.plugins.gangscheduling", "kubesched.plugins.nodedeclaredfeatures")
 # Not before the informers' first LISTs are sent (kubesched.cluster.live.FirstLists): the
 # scheduler itself, imported while the API server answers them.
 AFTER_FIRST_LISTS = ("numpy", "kubesched.live.runner", "kubesched.scheduler", "kubesched.plugins.registry",
