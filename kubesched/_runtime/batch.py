@@ -137,6 +137,8 @@ class BatchFramework(Protocol):
 
 @dataclass(slots=True)
 class _BatchState:
+    """The node scores kept from a pod's cycle for the next pods of the same signature."""
+
     signature: str
     sorted_nodes: SortedNodeScores
     creation_time: float
@@ -144,6 +146,8 @@ class _BatchState:
 
 @dataclass(frozen=True, slots=True)
 class _SchedulingCycle:
+    """What the last scheduling cycle decided (the batch's bookkeeping)."""
+
     cycle_count: int = 0
     chosen_node: str = ""
     succeeded: bool = False

@@ -64,6 +64,8 @@ class PluginScores:
 
 @dataclass(slots=True)
 class ScoreResult:
+    """The nodes scored, their totals and each plugin's scores."""
+
     nodes: Sequence[NodeInfo]
     totals: IntArray
     plugins: list[PluginScores] = field(default_factory=list)

@@ -19,6 +19,8 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0  # framework/runtime: maxTimeout
 
 @dataclass(slots=True)
 class WaitingPod:
+    """framework.waitingPod: a pod held at Permit, its plugins' deadlines and its outcome."""
+
     pod: Pod
     node_name: str
     started: float

@@ -37,10 +37,13 @@ from typing import TYPE_CHECKING
 
 from kubesched._http1 import Conn, Expired, chunk_size, content_length, read_body, read_head
 from kubesched._http1 import Pool as _BasePool
-from kubesched._http1 import http_client
+from kubesched._lazy import lazy_module
 
 if TYPE_CHECKING:
+    import http.client as http_client
     import ssl
+else:
+    http_client = lazy_module("http.client")  # its exception classes, for a malformed reply
 
 __all__ = ["ConnectFailed", "Pool", "Reply", "Stream", "Timeout"]
 

@@ -66,6 +66,8 @@ class PluginSet:
 
 @dataclass(frozen=True, slots=True)
 class Plugins:
+    """config/v1 Plugins: the enabled and disabled plugins of each extension point."""
+
     pre_enqueue: PluginSet = PluginSet()
     queue_sort: PluginSet = PluginSet()
     pre_filter: PluginSet = PluginSet()
@@ -117,12 +119,16 @@ class Profile:
 
 @dataclass(frozen=True, slots=True)
 class ExtenderManagedResource:
+    """config/v1 ExtenderManagedResource: an extended resource an extender manages."""
+
     name: str
     ignored_by_scheduler: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ExtenderTLSConfig:
+    """config/v1 ExtenderTLSConfig."""
+
     insecure: bool = False
     server_name: str = ""
     cert_file: str = ""
@@ -202,6 +208,8 @@ class ClientConnection:
 
 @dataclass(frozen=True, slots=True)
 class KubeSchedulerConfiguration:
+    """config/v1 KubeSchedulerConfiguration, defaulted and validated."""
+
     parallelism: int = 16
     percentage_of_nodes_to_score: int = 0
     pod_initial_backoff_seconds: int = 1

@@ -95,6 +95,8 @@ class AffinityTerm:
 
 @dataclass(frozen=True, slots=True)
 class WeightedAffinityTerm:
+    """framework.WeightedAffinityTerm: a preferred term, pre-processed, and its weight."""
+
     term: AffinityTerm
     weight: int
 
@@ -364,6 +366,8 @@ class NodeInfo:
 # ---------------------------------------------------------------- cycle results
 @dataclass(slots=True)
 class NodeScore:
+    """framework.NodeScore: a node's name and score."""
+
     name: str
     score: int
 
@@ -391,12 +395,16 @@ NOMINATING_OVERRIDE = 1
 
 @dataclass(frozen=True, slots=True)
 class NominatingInfo:
+    """framework.NominatingInfo: the node a PostFilter nominates, and whether to set it."""
+
     nominated_node_name: str = ""
     mode: int = NOMINATING_NOOP
 
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
+    """framework.PostFilterResult."""
+
     nominating_info: NominatingInfo | None = None
 
 
@@ -477,6 +485,8 @@ _ALL_ACTIONS = int(ActionType.ALL)
 
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
+    """framework.ClusterEvent: a resource and the actions on it a plugin's pods wait for."""
+
     resource: str
     action_type: ActionType
     label: str = ""

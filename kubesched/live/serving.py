@@ -443,6 +443,8 @@ ENDPOINTS = ("healthz", "livez", "readyz")
 
 @dataclass(frozen=True, slots=True)
 class _Check:
+    """A health check and the endpoints it answers for."""
+
     name: str
     fn: HealthCheck
     endpoints: frozenset[str]

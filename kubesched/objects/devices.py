@@ -88,6 +88,8 @@ class Selector:
 
 @dataclass(frozen=True, slots=True)
 class DeviceClass:
+    """resource.k8s.io/v1 DeviceClass: its selectors, compiled, and the extended resource it backs."""
+
     meta: ObjectMeta
     selectors: tuple[Selector, ...] = ()
     extended_resource_name: str = ""
@@ -100,6 +102,8 @@ class DeviceClass:
 
 @dataclass(frozen=True, slots=True)
 class DeviceTaint:
+    """resource.k8s.io DeviceTaint of a device."""
+
     key: str
     value: str = ""
     effect: str = TAINT_EFFECT_NO_SCHEDULE
@@ -107,6 +111,8 @@ class DeviceTaint:
 
 @dataclass(frozen=True, slots=True)
 class DeviceToleration:
+    """resource.k8s.io DeviceToleration of a device request."""
+
     key: str = ""
     operator: str = "Equal"
     value: str = ""
@@ -141,6 +147,8 @@ class CapacityRequestPolicy:
 
 @dataclass(frozen=True, slots=True)
 class DeviceCapacity:
+    """resource.k8s.io DeviceCapacity: a capacity's value and how it may be shared."""
+
     value: Fraction
     request_policy: CapacityRequestPolicy | None = None
 
@@ -163,6 +171,8 @@ class CounterSet:
 
 @dataclass(frozen=True, slots=True)
 class Device:
+    """resource.k8s.io/v1 Device of a ResourceSlice, with the view CEL selectors read."""
+
     name: str
     view: DeviceView
     # Per-device node selection (perDeviceNodeSelection slices).
@@ -181,6 +191,8 @@ class Device:
 
 @dataclass(frozen=True, slots=True)
 class ResourceSlice:
+    """resource.k8s.io/v1 ResourceSlice: one driver's devices of a pool, on a node or nodes."""
+
     meta: ObjectMeta
     driver: str
     pool: str
@@ -216,6 +228,8 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class DeviceRequest:
+    """resource.k8s.io/v1 DeviceRequest: exactly one request, or the first available of several."""
+
     name: str
     exactly: Request | None = None
     first_available: tuple[Request, ...] = ()
@@ -223,6 +237,8 @@ class DeviceRequest:
 
 @dataclass(frozen=True, slots=True)
 class Constraint:
+    """resource.k8s.io/v1 DeviceConstraint: matchAttribute or distinctAttribute over requests."""
+
     requests: tuple[str, ...] = ()
     match_attribute: str = ""
     distinct_attribute: str = ""
@@ -230,6 +246,8 @@ class Constraint:
 
 @dataclass(frozen=True, slots=True)
 class ClaimSpec:
+    """resource.k8s.io/v1 ResourceClaimSpec: device requests and constraints."""
+
     requests: tuple[DeviceRequest, ...] = ()
     constraints: tuple[Constraint, ...] = ()
 
@@ -259,6 +277,8 @@ class DeviceResult:
 
 @dataclass(frozen=True, slots=True)
 class AllocationResult:
+    """resource.k8s.io/v1 AllocationResult: the devices allocated and where they are usable."""
+
     devices: tuple[DeviceResult, ...]
     node_selector: NodeSelector | None = None
     # Set by PreBind when binding conditions are in use (DRADeviceBindingConditions).
@@ -267,6 +287,8 @@ class AllocationResult:
 
 @dataclass(frozen=True, slots=True)
 class DeviceCondition:
+    """metav1.Condition of an allocated device's status (binding conditions)."""
+
     type: str
     status: str
     reason: str = ""
@@ -286,6 +308,8 @@ class AllocatedDeviceStatus:
 
 @dataclass(frozen=True, slots=True)
 class ConsumerRef:
+    """resource.k8s.io/v1 ResourceClaimConsumerReference (status.reservedFor)."""
+
     resource: str
     name: str
     uid: str
@@ -293,6 +317,8 @@ class ConsumerRef:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ResourceClaim:
+    """resource.k8s.io/v1 ResourceClaim: its spec, allocation and consumers."""
+
     meta: ObjectMeta
     spec: ClaimSpec
     allocation: AllocationResult | None = None
@@ -319,6 +345,8 @@ class ResourceClaim:
 
 @dataclass(frozen=True, slots=True)
 class ResourceClaimTemplate:
+    """resource.k8s.io/v1 ResourceClaimTemplate: the spec of the claims made from it."""
+
     meta: ObjectMeta
     spec: ClaimSpec
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)

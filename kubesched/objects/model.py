@@ -24,6 +24,8 @@ NO_EXECUTE = "NoExecute"
 
 @dataclass(frozen=True, slots=True)
 class OwnerReference:
+    """metav1.OwnerReference: the owner a pod's controller is found by."""
+
     api_version: str
     kind: str
     name: str
@@ -33,6 +35,8 @@ class OwnerReference:
 
 @dataclass(frozen=True, slots=True)
 class ObjectMeta:
+    """metav1.ObjectMeta: what the scheduler reads of an object's metadata."""
+
     name: str
     namespace: str = ""
     uid: str = ""
@@ -53,6 +57,8 @@ class ObjectMeta:
 
 @dataclass(frozen=True, slots=True)
 class Taint:
+    """core/v1 Taint of a node."""
+
     key: str
     value: str = ""
     effect: str = NO_SCHEDULE
@@ -60,6 +66,8 @@ class Taint:
 
 @dataclass(frozen=True, slots=True)
 class Toleration:
+    """core/v1 Toleration of a pod."""
+
     key: str = ""
     operator: str = "Equal"
     value: str = ""
@@ -89,6 +97,8 @@ def tolerations_tolerate_taint(tolerations: tuple[Toleration, ...], taint: Taint
 
 @dataclass(frozen=True, slots=True)
 class ContainerPort:
+    """core/v1 ContainerPort: a container's port, and the host port it takes."""
+
     container_port: int
     host_port: int = 0
     protocol: str = "TCP"
@@ -97,6 +107,8 @@ class ContainerPort:
 
 @dataclass(frozen=True, slots=True)
 class Container:
+    """core/v1 Container: its name, image, resources (requests defaulted to limits) and ports."""
+
     name: str
     image: str = ""
     # Exact quantities; a key is present only when the manifest (after defaulting) sets it,
@@ -114,6 +126,8 @@ class Container:
 
 @dataclass(frozen=True, slots=True)
 class NodeSelectorTerm:
+    """core/v1 NodeSelectorTerm: match expressions and match fields, ANDed."""
+
     match_expressions: tuple[Requirement, ...] = ()
     match_fields: tuple[Requirement, ...] = ()
 
@@ -130,18 +144,24 @@ class NodeSelector:
 
 @dataclass(frozen=True, slots=True)
 class PreferredSchedulingTerm:
+    """core/v1 PreferredSchedulingTerm: a weighted node selector term."""
+
     weight: int
     preference: NodeSelectorTerm
 
 
 @dataclass(frozen=True, slots=True)
 class NodeAffinity:
+    """core/v1 NodeAffinity: required and preferred node selector terms."""
+
     required: NodeSelector | None = None
     preferred: tuple[PreferredSchedulingTerm, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class PodAffinityTerm:
+    """core/v1 PodAffinityTerm: pods matching a selector in namespaces, within a topology key."""
+
     label_selector: LabelSelector | None
     topology_key: str
     namespaces: tuple[str, ...] = ()
@@ -152,6 +172,8 @@ class PodAffinityTerm:
 
 @dataclass(frozen=True, slots=True)
 class WeightedPodAffinityTerm:
+    """core/v1 WeightedPodAffinityTerm: a preferred pod (anti-)affinity term."""
+
     weight: int
     term: PodAffinityTerm
 
@@ -166,6 +188,8 @@ class PodAffinity:
 
 @dataclass(frozen=True, slots=True)
 class Affinity:
+    """core/v1 Affinity: node affinity, pod affinity and pod anti-affinity."""
+
     node_affinity: NodeAffinity | None = None
     pod_affinity: PodAffinity | None = None
     pod_anti_affinity: PodAffinity | None = None
@@ -173,6 +197,8 @@ class Affinity:
 
 @dataclass(frozen=True, slots=True)
 class TopologySpreadConstraint:
+    """core/v1 TopologySpreadConstraint of a pod."""
+
     max_skew: int
     topology_key: str
     when_unsatisfiable: str
@@ -216,6 +242,8 @@ class PodClaimRef:
 
 @dataclass(frozen=True, slots=True)
 class PodCondition:
+    """core/v1 PodCondition (status.conditions)."""
+
     type: str
     status: str
     reason: str = ""
@@ -224,6 +252,8 @@ class PodCondition:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Pod:
+    """core/v1 Pod, read once: what scheduling uses of it, its requests computed, and the object as given."""
+
     meta: ObjectMeta
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
@@ -302,18 +332,24 @@ class Pod:
 
 @dataclass(frozen=True, slots=True)
 class ContainerImage:
+    """core/v1 ContainerImage of a node's status: an image's names and size."""
+
     names: tuple[str, ...]
     size_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class NodeCondition:
+    """core/v1 NodeCondition (status.conditions)."""
+
     type: str
     status: str
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Node:
+    """core/v1 Node: labels, taints, capacity and allocatable in scheduler units, images, conditions."""
+
     meta: ObjectMeta
     unschedulable: bool = False
     taints: tuple[Taint, ...] = ()
@@ -337,6 +373,8 @@ class Node:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PersistentVolume:
+    """core/v1 PersistentVolume: what volume binding and the volume plugins read."""
+
     meta: ObjectMeta
     capacity: Mapping[str, int] = field(default_factory=dict)
     access_modes: tuple[str, ...] = ()
@@ -356,6 +394,8 @@ class PersistentVolume:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PersistentVolumeClaim:
+    """core/v1 PersistentVolumeClaim: what volume binding and the volume plugins read."""
+
     meta: ObjectMeta
     access_modes: tuple[str, ...] = ()
     storage_class_name: str | None = None
@@ -397,6 +437,8 @@ class TopologySelectorTerm:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class StorageClass:
+    """storage/v1 StorageClass: provisioner, binding mode and allowed topologies."""
+
     meta: ObjectMeta
     provisioner: str = ""
     volume_binding_mode: str | None = "Immediate"
@@ -411,6 +453,8 @@ class StorageClass:
 
 @dataclass(frozen=True, slots=True)
 class CSINodeDriver:
+    """storage/v1 CSINodeDriver: a CSI driver on a node and its volume limit."""
+
     name: str
     node_id: str = ""
     allocatable_count: int | None = None
@@ -419,6 +463,8 @@ class CSINodeDriver:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CSINode:
+    """storage/v1 CSINode: the CSI drivers of one node."""
+
     meta: ObjectMeta
     drivers: tuple[CSINodeDriver, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
@@ -430,6 +476,8 @@ class CSINode:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CSIDriver:
+    """storage/v1 CSIDriver: what the volume plugins read of a CSI driver."""
+
     meta: ObjectMeta
     attach_required: bool = True
     storage_capacity: bool = False
@@ -442,6 +490,8 @@ class CSIDriver:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PriorityClass:
+    """scheduling/v1 PriorityClass: the priority a pod naming it gets."""
+
     meta: ObjectMeta
     value: int
     global_default: bool = False
@@ -455,6 +505,8 @@ class PriorityClass:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PodDisruptionBudget:
+    """policy/v1 PodDisruptionBudget: its selector and the disruptions it allows."""
+
     meta: ObjectMeta
     selector: LabelSelector | None = None
     disruptions_allowed: int = 0
@@ -472,6 +524,8 @@ class PodDisruptionBudget:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Service:
+    """core/v1 Service: its selector (SelectorSpread and the default spreading read it)."""
+
     meta: ObjectMeta
     selector: Mapping[str, str] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
@@ -508,6 +562,8 @@ class Workload:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Namespace:
+    """core/v1 Namespace: its labels (pod affinity's namespace selectors read them)."""
+
     meta: ObjectMeta
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 

@@ -79,12 +79,16 @@ class PodGroup:
 
 @dataclass(frozen=True, slots=True)
 class PodGroupTemplate:
+    """scheduling.k8s.io PodGroupTemplate of a Workload: a group's name and policy."""
+
     name: str
     scheduling_policy: PodGroupSchedulingPolicy
 
 
 @dataclass(frozen=True, slots=True)
 class TypedLocalObjectReference:
+    """core/v1 TypedLocalObjectReference (a Workload's controllerRef)."""
+
     api_group: str
     kind: str
     name: str

@@ -277,6 +277,8 @@ class Expansion:
 # ---------------------------------------------------------------- templates
 @dataclass(frozen=True, slots=True)
 class _Template:
+    """A controller's pod template: as written, and read as a pod."""
+
     meta: Mapping[str, Any]  # spec.template.metadata as written
     spec: Mapping[str, Any]  # spec.template.spec as written
     pod: Pod  # the template read as a pod: validated once

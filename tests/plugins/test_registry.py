@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kubesched._runtime.args import args_type_of
-from kubesched.features import features_for
 from kubesched._runtime.handle import FrameworkHandle
+from kubesched.features import features_for
 from kubesched.plugins.registry import _Deferred, registry_for
 
 ALL_GATES = features_for("1.36", ["GangScheduling=true", "GenericWorkload=true", "NodeDeclaredFeatures=true"])

@@ -286,6 +286,8 @@ def _matches(node: Node, node_name: str, all_nodes: bool, selector: NodeSelector
 # ---------------------------------------------------------------- GatherPools
 @dataclass(slots=True, eq=False)
 class _Pool:
+    """A resource pool of one driver: its slices of the newest generation, and whether it can be used."""
+
     driver: str
     name: str
     incomplete: bool = False
@@ -300,6 +302,8 @@ class _Pool:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Candidate:
+    """A device that may satisfy a request: where it is and the pool it belongs to."""
+
     id: DeviceID
     device: SliceDevice
     slice: ResourceSlice
@@ -760,6 +764,8 @@ class Allocator:
 # ---------------------------------------------------------------- Allocate
 @dataclass(slots=True)
 class _RequestData:
+    """A request (or a firstAvailable subrequest) as the allocator works on it."""
+
     request: Request
     parent: str  # the firstAvailable request's name, "" for an exact request
     cls: DeviceClass
@@ -773,6 +779,8 @@ class _RequestData:
 
 @dataclass(slots=True)
 class _Result:
+    """A device allocated for a request, with the share or capacity it takes."""
+
     data: _RequestData
     cand: _Candidate
     share_id: str = ""
