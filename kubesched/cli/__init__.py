@@ -82,6 +82,12 @@ def _guard(fn: F) -> F:
 
 # Commands kept in their own modules (kubesched/cli/<name>.py), which register on ``main`` when
 # imported (they import ``main`` and the helpers of this module).
+# click's path types, made once: each click.Path() looks its name up in gettext's catalogs
+# (stat calls in every locale directory, on the way to a restarted `kubesched run`'s first bind).
+PATH = click.Path()
+FILE = click.Path(dir_okay=False)
+EXISTING_FILE = click.Path(exists=True, dir_okay=False)
+
 _COMMAND_MODULES = {
     "autoscale": "kubesched.cli.autoscale",
     "capacity": "kubesched.cli.capacity",
@@ -135,9 +141,9 @@ def _load_config(config: str | None, policy: str | None = None, features: Any = 
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file.")
-@click.option("--policy", "policy", type=click.Path(),
+@click.argument("paths", nargs=-1, type=PATH)
+@click.option("--config", "config", type=PATH, help="KubeSchedulerConfiguration file.")
+@click.option("--policy", "policy", type=PATH,
               help="Legacy scheduler Policy file (kind: Policy, JSON or YAML), translated as kube-scheduler v1.21 did.")
 @click.option("--deterministic", is_flag=True,
               help="The conformance procedure: pods in queue order, each attempted once (retried at once after a "
@@ -146,7 +152,7 @@ def _load_config(config: str | None, policy: str | None = None, features: Any = 
 @click.option("--timeline", is_flag=True, help="Print the events (Scheduled, FailedScheduling, Preempted, "
                                               "Nominated) with their simulated times.")
 @click.option("--seed", type=int, default=None, help="Seed for random tie-breaks.")
-@click.option("--trace", "trace", type=click.Path(), help="Write the conformance trace (JSON) here.")
+@click.option("--trace", "trace", type=PATH, help="Write the conformance trace (JSON) here.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
               help="Register an out-of-tree plugin factory (repeatable); entry points in group kubesched.plugins "
@@ -167,7 +173,7 @@ def _load_config(config: str | None, policy: str | None = None, features: Any = 
                    "--deterministic (the conformance procedure) it is always none.")
 @click.option("-q", "--quiet", is_flag=True,
               help="No progress bar (it is drawn on stderr only when stderr is a terminal).")
-@click.option("--report", "report", type=click.Path(), metavar="OUT.html",
+@click.option("--report", "report", type=PATH, metavar="OUT.html",
               help="Also write a self-contained HTML report: node utilisation before and after, placements, "
                    "preemptions, and each attempt's node x plugin table.")
 @version_options
@@ -359,9 +365,9 @@ def load_summary(objs: Any) -> list[str]:
 
 @main.command("explain")
 @click.argument("pod", metavar="NAMESPACE/POD")
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--config", "config", type=click.Path(), help="KubeSchedulerConfiguration file.")
-@click.option("--policy", "policy", type=click.Path(), help="Legacy scheduler Policy file.")
+@click.argument("paths", nargs=-1, type=PATH)
+@click.option("--config", "config", type=PATH, help="KubeSchedulerConfiguration file.")
+@click.option("--policy", "policy", type=PATH, help="Legacy scheduler Policy file.")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY", help="Out-of-tree plugin factory.")
 @click.option("--timeline", "timeline_mode", is_flag=True,
               help="Explain the attempts of the queue-driven simulation instead of the conformance procedure.")
@@ -706,7 +712,7 @@ def print_defaults(kube_version: str | None = None, feature_gates: tuple[str, ..
 
 
 @config.command("convert-policy")
-@click.argument("file", type=click.Path())
+@click.argument("file", type=PATH)
 @_guard
 def convert_policy(file: str) -> None:
     """Print the KubeSchedulerConfiguration equivalent to the legacy scheduler Policy FILE."""
@@ -722,7 +728,7 @@ def convert_policy(file: str) -> None:
 
 
 @config.command("validate")
-@click.argument("file", type=click.Path())
+@click.argument("file", type=PATH)
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE:FACTORY",
               help="An out-of-tree plugin the configuration uses (repeatable); entry points in group "
                    "kubesched.plugins are loaded too. Their args are validated as simulate does.")
@@ -753,13 +759,13 @@ def extender() -> None:
 @click.argument("target", metavar="MODULE:APP")
 @click.option("--port", type=int, required=True, help="Port to listen on.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--certfile", type=click.Path(exists=True, dir_okay=False), help="Serve HTTPS with this certificate.")
-@click.option("--keyfile", type=click.Path(exists=True, dir_okay=False), help="Private key of --certfile.")
-@click.option("--client-ca", type=click.Path(exists=True, dir_okay=False),
+@click.option("--certfile", type=EXISTING_FILE, help="Serve HTTPS with this certificate.")
+@click.option("--keyfile", type=EXISTING_FILE, help="Private key of --certfile.")
+@click.option("--client-ca", type=EXISTING_FILE,
               help="Require client certificates signed by this CA.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default="",
+@click.option("--kubeconfig", type=FILE, default="",
               help="Feed the ExtenderApp's node cache from this cluster: a list+watch of its nodes, before serving "
                    "(what a nodeCacheCapable extender needs).")
 @click.option("--master", default="", help="The API server's URL (overrides --kubeconfig's server; alone, a cluster "

@@ -145,6 +145,8 @@ class DeprecatedFlags:
         return dataclasses.replace(config, **changes)
 
 
+_EXISTING_FILE = click.Path(exists=True, dir_okay=False)  # made once: click.Path() reads gettext's catalogs
+
 _LE_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--leader-elect", "le_leader_elect"),
      {"type": click.BOOL, "is_flag": False, "flag_value": True, "default": None, "metavar": "[true|false]",
@@ -205,10 +207,10 @@ def serving_options(fn: F) -> F:
 
     decorated: Any = wrapper
     decorated = click.option(
-        "--tls-private-key-file", "--key", "sv_key_file", type=click.Path(exists=True, dir_okay=False), default=None,
+        "--tls-private-key-file", "--key", "sv_key_file", type=_EXISTING_FILE, default=None,
         help="Private key matching --tls-cert-file.")(decorated)
     decorated = click.option(
-        "--tls-cert-file", "--cert", "sv_cert_file", type=click.Path(exists=True, dir_okay=False), default=None,
+        "--tls-cert-file", "--cert", "sv_cert_file", type=_EXISTING_FILE, default=None,
         help="Serve HTTPS with this certificate. Without it kubesched serves plain HTTP on --secure-port "
              "(kube-scheduler would generate a self-signed certificate).")(decorated)
     decorated = click.option(
