@@ -101,6 +101,8 @@ UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 # A replica that does not lead (a standby waiting for the lease) is "running" -- LiveScheduler.run's
 # on_running -- after this long: it makes no scheduling attempt to wait for.
 STANDBY_RUNNING_AFTER = 1.0
+# on_running waits for the first attempt's binding cycle at most this long.
+RUNNING_BIND_WAIT = 1.0
 
 # The storage informers' events (eventhandlers.go: buildEvtResHandler, "<Kind><Action>" labels).
 _STORAGE_EVENTS: dict[str, tuple[str, str]] = {
@@ -268,6 +270,9 @@ class LiveScheduler:
         self._local = _Local()
         self._stopping = threading.Event()
         self._in_flight = 0
+        # run()'s on_running, waiting for the first attempt's binding cycle to end, and until when.
+        self._when_bound: Callable[[], None] | None = None
+        self._when_bound_by = 0.0
         # Threads waiting on _cond for any change (binding cycles at Permit or waiting for the
         # PV controller, stop(), a replica not leading), as opposed to the scheduling loop,
         # which waits for a pod to pop: see _notify.
@@ -600,9 +605,11 @@ class LiveScheduler:
         only while leading; once leadership is lost nothing is bound and a failed cycle's API
         calls are not made. Call :meth:`wake` when leadership changes: the loop reacts at once
         (else within 50 ms, or the end of a 250 ms wait for a pod). ``on_running`` is called
-        once, when the loop has made its first scheduling attempt (its bind, if any, under way),
-        or has waited :data:`STANDBY_RUNNING_AFTER` s without leading: what can wait for the
-        first bind starts then (``kubesched run``'s health and metrics serving)."""
+        once, when the loop has made its first scheduling attempt and that attempt's binding
+        cycle, if any, has ended (at most :data:`RUNNING_BIND_WAIT` s later), or when the loop
+        has waited :data:`STANDBY_RUNNING_AFTER` s without leading: what can wait for the first
+        bind starts then (``kubesched run``'s health and metrics serving, whose imports would
+        otherwise take turns on the interpreter with that bind)."""
         stop = stop if stop is not None else threading.Event()
         self._is_leader = is_leader
         led = False
@@ -627,9 +634,27 @@ class LiveScheduler:
             if on_running is not None:
                 running = on_running
                 on_running = None
-                running()
+                self._run_when_bound(running)
+            elif self._when_bound is not None and time.monotonic() >= self._when_bound_by:
+                self._take_when_bound(due=True)
             scavenger.tick()
         return "stopped"
+
+    def _run_when_bound(self, fn: Callable[[], None]) -> None:
+        """``fn`` once the binding cycle in flight ends (the first attempt's), or now if none is."""
+        with self._cond:
+            if self._in_flight:
+                self._when_bound, self._when_bound_by = fn, time.monotonic() + RUNNING_BIND_WAIT
+                return
+        fn()
+
+    def _take_when_bound(self, *, due: bool = False) -> None:
+        """Run what waits for the first binding cycle (once: whoever takes it runs it)."""
+        with self._cond:
+            fn, self._when_bound = self._when_bound, None
+        if fn is not None:
+            log.debug("running%s", " (the first binding cycle is still under way)" if due else "")
+            fn()
 
     def wake(self) -> None:
         """Wake the scheduling loop (leadership changed: kube-scheduler's OnStartedLeading runs
@@ -825,6 +850,8 @@ class LiveScheduler:
         if self._leading() and not unsent:
             for action in after:
                 _safely(action)
+        if self._when_bound is not None:
+            self._take_when_bound()
 
     def _nominate_for_expectation(self, pod: Pod, node: str) -> None:
         """NominatedNodeNameForExpectation: patch status.nominatedNodeName before PreBind (in the

@@ -2,7 +2,7 @@
 not delay a restarted scheduler's first bind): the port is bound and listening from the start
 (a port in use, or TLS files that cannot serve, still fail the start), a request that comes
 early waits and is answered once serving starts, and the scheduling loop says when it runs
-(after its first attempt; a standby after a second)."""
+(after its first attempt's binding cycle; a standby after a second)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,18 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kubesched.cluster.live import ApiClient, ClusterConfig, LiveCluster
+from kubesched.config import parse_config
 from kubesched.errors import ConfigError
+from kubesched.framework import Code, CycleState, Status
 from kubesched.live import runner
 from kubesched.live.serving import HealthChecks, SchedulerMetrics, ServingThread, bind_serving, build_app
+from kubesched.objects import Pod
+from kubesched.plugins.registry import REGISTRY
 from kubesched.testing.apiserver import LocalApiServer
 
 from .apihelpers import FAST, node, pod, wait_until
@@ -88,28 +93,58 @@ def api() -> Iterator[LocalApiServer]:
         yield server
 
 
-@pytest.mark.parametrize("leading", [True, False], ids=["the leader, after its first attempt",
-                                                          "a standby, after a second"])
-def test_the_scheduling_loop_says_when_it_runs(api: LocalApiServer, leading: bool,
+class _HoldAtPermit:
+    """A Permit plugin holding every pod (30 s): its binding cycle does not end."""
+
+    name = "HoldAtPermit"
+
+    def events_to_register(self) -> list[Any]:
+        return []
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        return Status(Code.WAIT, ("held",)), 30.0
+
+
+RUNS = [
+    ("the leader, once its first attempt's bind is done", True, False),
+    ("the leader whose first binding cycle does not end, after the wait for it", True, True),
+    ("a standby, after a second", False, False),
+]
+
+
+@pytest.mark.parametrize("leading, held", [r[1:] for r in RUNS], ids=[r[0] for r in RUNS])
+def test_the_scheduling_loop_says_when_it_runs(api: LocalApiServer, leading: bool, held: bool,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "STANDBY_RUNNING_AFTER", 0.3)
+    monkeypatch.setattr(runner, "RUNNING_BIND_WAIT", 0.3)
     api.create(pod("a"))
     client = ApiClient(ClusterConfig(server=api.url), qps=0, timeout=10.0)
-    sched = runner.LiveScheduler(None, LiveCluster(client, options=FAST), deterministic=True)
-    called: list[float] = []
+    config = parse_config({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"permit": {"enabled": [{"name": "HoldAtPermit"}] if held else []}}}]})
+    sched = runner.LiveScheduler(config, LiveCluster(client, options=FAST), deterministic=True,
+                                 registry={**REGISTRY, "HoldAtPermit": lambda a, h: _HoldAtPermit()})
+    # When on_running was called, and how many binds the API server had seen by then.
+    called: list[tuple[float, int]] = []
     stop = threading.Event()
     assert sched.start()
     started = time.monotonic()
-    loop = threading.Thread(target=sched.run, args=(stop, lambda: leading, lambda: called.append(time.monotonic())),
-                            daemon=True)
+
+    def on_running() -> None:
+        called.append((time.monotonic(), len(api.calls("create", "pods", "binding"))))
+
+    loop = threading.Thread(target=sched.run, args=(stop, lambda: leading, on_running), daemon=True)
     loop.start()
     try:
         wait_until(lambda: called, what="on_running")
-        if leading:
-            # Its first attempt is made: the bind follows on the binding cycle's thread.
-            wait_until(lambda: api.calls("create", "pods", "binding"), what="the first attempt's bind")
+        at, binds = called[0]
+        if leading and not held:
+            # Called once the first attempt's binding cycle has ended: its bind already made,
+            # so that serving's imports never took turns with it.
+            assert binds == 1
         else:
-            assert called[0] - started >= 0.3 and not api.calls("create", "pods", "binding")
+            assert at - started >= 0.3 and binds == 0
         time.sleep(0.4)
         assert len(called) == 1  # once
     finally:
