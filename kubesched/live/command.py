@@ -16,6 +16,7 @@ import functools
 import logging
 import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ log = logging.getLogger("kubesched.run")
 # At most this long after run() starts, garbage collection resumes even if the scheduling loop
 # has not made its first attempt yet (kubesched._entry pauses it while the command starts).
 GC_PAUSE_LIMIT = 5.0  # s
+SWITCH_INTERVAL = 0.001  # s: sys.setswitchinterval while `kubesched run` runs (see run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +224,13 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     checks = HealthChecks()
     server: _DeferredServing | None = None
     elector: LeaderElector | None = None
+    # The binding workers, informers and event writers wait on the API server and then for the
+    # interpreter, which the scheduling loop holds while it computes: each such wait lasts up to
+    # the switch interval, Python's default 5 ms. 1 ms lets a bind go out sooner (a restarted
+    # scheduler's first bind, every pod's bind after its cycle) at no cost to throughput
+    # (`kubesched bench --workload live`: 272-302 pods/s against 260-277 with 5 ms).
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
     try:
         if serving.enabled:
             cert_file, key_file = serving.certificate()
@@ -299,6 +308,7 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
             server.stop()
         api.close()
         restore_signals()
+        sys.setswitchinterval(switch_interval)
 
 
 def _resume_collection() -> None:

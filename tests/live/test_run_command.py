@@ -576,3 +576,23 @@ def test_garbage_collection_resumes_after_a_while_when_scheduling_cannot_start(
     finally:
         stop.set()
         thread.join(15)
+
+
+def test_the_interpreter_switches_threads_every_millisecond_while_running(api: LocalApiServer, tmp_path: Path) -> None:
+    """Binding workers and informers wait for the interpreter after each API reply: at most
+    SWITCH_INTERVAL while the command runs; the process's own setting is back once it returns."""
+    import sys
+
+    from kubesched.live.command import SWITCH_INTERVAL
+
+    before = sys.getswitchinterval()
+    assert before != SWITCH_INTERVAL
+    mine = create_pods(api, ["a"])
+    replica = Replica(api, "kubesched", RunOptions(config=config_file(tmp_path), master=api.url, deterministic=True),
+                      election=NO_ELECTION)
+    try:
+        wait_until(lambda: bound(api, mine), what="the pod bound")
+        assert sys.getswitchinterval() == SWITCH_INTERVAL
+    finally:
+        replica.halt()
+    assert sys.getswitchinterval() == before
