@@ -78,9 +78,10 @@ class Conn:
         if self.buf:
             return False
         sock = self.sock
-        # An SSLSocket exists only once ssl is imported: a plain connection does not import it.
-        loaded_ssl = sys.modules.get("ssl")
-        tls = loaded_ssl is not None and isinstance(sock, loaded_ssl.SSLSocket)
+        # An SSLSocket exists only once ssl has defined the class: a plain connection does not
+        # import it (and another thread may be importing it right now: not yet defined then).
+        ssl_socket = getattr(sys.modules.get("ssl"), "SSLSocket", None)
+        tls = ssl_socket is not None and isinstance(sock, ssl_socket)
         try:
             sock.settimeout(0.0)
             if tls:

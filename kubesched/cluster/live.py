@@ -674,8 +674,9 @@ def _informer_errors() -> tuple[type[Exception], ...]:
     transport errors, undecodable objects, and httpx's errors once httpx is imported (before
     that, none can be raised: matching them must not import it)."""
     errors: tuple[type[Exception], ...] = (ApiError, FieldError, OSError, ValueError)
-    module = sys.modules.get("httpx")
-    return (*errors, module.HTTPError) if module is not None else errors
+    # getattr: another thread may be importing httpx right now (its class not defined yet).
+    http_error = getattr(sys.modules.get("httpx"), "HTTPError", None)
+    return (*errors, http_error) if http_error is not None else errors
 
 
 def _header_lines(headers: Mapping[str, str]) -> str:
