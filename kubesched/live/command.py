@@ -229,8 +229,7 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     # the switch interval, Python's default 5 ms. 1 ms lets a bind go out sooner (a restarted
     # scheduler's first bind, every pod's bind after its cycle) at no cost to throughput
     # (`kubesched bench --workload live`: 272-302 pods/s against 260-277 with 5 ms).
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL)
+    _switch_often(True)
     try:
         if serving.enabled:
             cert_file, key_file = serving.certificate()
@@ -308,7 +307,27 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
             server.stop()
         api.close()
         restore_signals()
-        sys.setswitchinterval(switch_interval)
+        _switch_often(False)
+
+
+_switching_lock = threading.Lock()
+_switching_runs = 0  # run() calls under way in this process (tests run several replicas in one)
+_switching_saved = 0.0  # the process's own interval, put back when the last of them returns
+
+
+def _switch_often(on: bool) -> None:
+    """sys.setswitchinterval(SWITCH_INTERVAL) while a run() is under way (see run)."""
+    global _switching_runs, _switching_saved
+    with _switching_lock:
+        if on:
+            if _switching_runs == 0:
+                _switching_saved = sys.getswitchinterval()
+                sys.setswitchinterval(SWITCH_INTERVAL)
+            _switching_runs += 1
+        else:
+            _switching_runs -= 1
+            if _switching_runs == 0:
+                sys.setswitchinterval(_switching_saved)
 
 
 def _resume_collection() -> None:
