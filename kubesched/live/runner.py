@@ -103,6 +103,8 @@ UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 STANDBY_RUNNING_AFTER = 1.0
 # on_running waits for the first attempt's binding cycle at most this long.
 RUNNING_BIND_WAIT = 1.0
+# The scheduling loop lets binding workers waiting for the lock take it first, for at most this long.
+GIVE_WAY_LIMIT = 0.05
 
 # The storage informers' events (eventhandlers.go: buildEvtResHandler, "<Kind><Action>" labels).
 _STORAGE_EVENTS: dict[str, tuple[str, str]] = {
@@ -270,6 +272,9 @@ class LiveScheduler:
         self._local = _Local()
         self._stopping = threading.Event()
         self._in_flight = 0
+        # Binding workers waiting for the lock (see _acquire_before_the_loop).
+        self._wanting = 0
+        self._wanting_cv = threading.Condition(threading.Lock())
         # run()'s on_running, waiting for the first attempt's binding cycle to end, and until when.
         self._when_bound: Callable[[], None] | None = None
         self._when_bound_by = 0.0
@@ -480,8 +485,41 @@ class LiveScheduler:
         try:
             yield
         finally:
-            self._cond.acquire()
+            self._acquire_before_the_loop()
             self._local.holds_lock = True
+
+    def _acquire_before_the_loop(self) -> None:
+        """Take the lock for a binding cycle ahead of the scheduling loop's next cycle (see
+        :meth:`_give_way`). Python's locks are not fair: the loop, releasing the lock and taking
+        it again for its next cycle within microseconds, kept a binding worker waiting for as
+        long as it found pods to schedule -- a restarted scheduler's first bind went out after
+        ~100 of its cycles at times. (Go's sync.Mutex hands itself to a waiter once it has
+        waited 1 ms: kube-scheduler's binding goroutines never wait on its loop so.)"""
+        with self._wanting_cv:
+            self._wanting += 1
+        try:
+            self._cond.acquire()
+        finally:
+            with self._wanting_cv:
+                self._wanting -= 1
+                if not self._wanting:
+                    self._wanting_cv.notify_all()
+
+    @contextlib.contextmanager
+    def _binder_locked(self) -> Iterator[None]:
+        """The lock, held for a binding cycle (taken before the scheduling loop's next cycle)."""
+        self._acquire_before_the_loop()
+        try:
+            yield
+        finally:
+            self._cond.release()
+
+    def _give_way(self) -> None:
+        """The scheduling loop, before it takes the lock: the binding workers waiting for it
+        take it first (at most :data:`GIVE_WAY_LIMIT` s of waiting for them)."""
+        if self._wanting:  # read unlocked: a hint, checked again under _wanting_cv
+            with self._wanting_cv:
+                self._wanting_cv.wait_for(lambda: not self._wanting, GIVE_WAY_LIMIT)
 
     def _wait_unlocked(self, seconds: float) -> None:
         """Inside a binding cycle: wait with the lock released until an informer change (or
@@ -742,6 +780,7 @@ class LiveScheduler:
         binding: Callable[[], None] | None = None
         if self.invariants is not None:
             self.invariants.raise_recorded()  # found by a binding cycle (a worker thread)
+        self._give_way()
         with self._cond:
             now = time.time()
             self._flush(now)
@@ -817,7 +856,7 @@ class LiveScheduler:
     # ================================================================ binding
     def _binding_cycle(self, attempt: Attempt, qpi: QueuedPodInfo, start: float) -> None:
         after: list[Callable[[], None]] = []
-        with self._cond:
+        with self._binder_locked():
             try:
                 # WaitOnPermit: the lock is free while the pod waits for its Permit plugins.
                 while attempt.waiting is not None and not attempt.waiting.done:
