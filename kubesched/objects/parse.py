@@ -191,8 +191,11 @@ def parse_meta(raw: Raw, *, namespaced: bool) -> ObjectMeta:
     namespace = _str(md.get("namespace"), "metadata.namespace", "default" if namespaced else "")
     if not namespaced:
         namespace = ""
+    # Every object of every informer comes through here: what is usually absent, or a plain
+    # string, is read without the general path's calls.
     owners = []
-    for i, o in enumerate(_list(md.get("ownerReferences"), "metadata.ownerReferences")):
+    for i, o in enumerate(_list(md.get("ownerReferences"), "metadata.ownerReferences")
+                          if md.get("ownerReferences") is not None else ()):
         p = f"metadata.ownerReferences[{i}]"
         o = _map(o, p)
         owners.append(
@@ -204,16 +207,18 @@ def parse_meta(raw: Raw, *, namespaced: bool) -> ObjectMeta:
                 controller=_bool(o.get("controller"), f"{p}.controller"),
             )
         )
+    uid, rv, labels, annotations = md.get("uid"), md.get("resourceVersion"), md.get("labels"), md.get("annotations")
+    deleted = md.get("deletionTimestamp")
     return ObjectMeta(
         name=name,
         namespace=namespace,
-        uid=_str(md.get("uid"), "metadata.uid"),
-        labels=parse_string_map(md.get("labels"), "metadata.labels"),
-        annotations=parse_string_map(md.get("annotations"), "metadata.annotations"),
+        uid=uid if type(uid) is str else _str(uid, "metadata.uid"),
+        labels=parse_string_map(labels, "metadata.labels") if labels is not None else {},
+        annotations=parse_string_map(annotations, "metadata.annotations") if annotations is not None else {},
         creation_timestamp=parse_time(md.get("creationTimestamp"), "metadata.creationTimestamp"),
-        deletion_timestamp=parse_time(md.get("deletionTimestamp"), "metadata.deletionTimestamp"),
-        owner_references=tuple(owners),
-        resource_version=_str(md.get("resourceVersion"), "metadata.resourceVersion"),
+        deletion_timestamp=parse_time(deleted, "metadata.deletionTimestamp") if deleted is not None else None,
+        owner_references=tuple(owners) if owners else (),
+        resource_version=rv if type(rv) is str else _str(rv, "metadata.resourceVersion"),
     )
 
 
