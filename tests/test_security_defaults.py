@@ -569,6 +569,16 @@ def test_kubeconfig_errors_never_quote_a_credential(text: str, what: str, tmp_pa
     assert message.startswith(f"{path}: cannot read kubeconfig: invalid YAML (line ")
 
 
+def test_a_kubeconfig_nested_too_deep_is_refused_with_its_file_named(tmp_path: Path) -> None:
+    """Read with libyaml's C loader, whose composer recurses: refused before it is asked to go
+    that deep (as load_manifests refuses such a manifest), not a crash."""
+    path = tmp_path / "kubeconfig"
+    path.write_text("users: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ConfigError) as e:
+        load_kubeconfig(str(path))
+    assert str(e.value) == f"{path}: cannot read kubeconfig: nested deeper than 100 levels"
+
+
 def test_a_cluster_configuration_printed_or_logged_hides_its_secrets() -> None:
     cfg = ClusterConfig(server="https://k8s", token="tok-secret", key_data=b"key-secret", username="admin",
                         password="pw-secret",

@@ -252,6 +252,14 @@ def _textual_depth(text: str) -> int:
     return max(deepest, max(runs, default=0))
 
 
+def load_yaml_document(text: str) -> Any:
+    """One YAML document read with the C loader (a kubeconfig), refused with ValueError when it
+    nests deeper than libyaml's recursive composer should be asked to go (see _textual_depth)."""
+    if _textual_depth(text) > 10 * MAX_NESTING_DEPTH and _event_depth(text) > 10 * MAX_NESTING_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_NESTING_DEPTH} levels")
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - the safe loader (CSafeLoader)
+
+
 def _event_depth(text: str) -> int:
     """The exact collection depth, from libyaml's event stream (the parser does not recurse;
     only the composer does). Slower than _textual_depth, so only run to confirm it: brackets
