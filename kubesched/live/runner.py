@@ -220,12 +220,15 @@ class _BindingWorkers:
     def submit(self, work: Callable[[], None]) -> None:
         if self._closed:
             raise RuntimeError("cannot run a binding cycle after the scheduler stopped")
+        # Queued first: the first thread started takes it while the others start (each
+        # Thread.start waits for its thread to run; the first bind of a restarted scheduler
+        # waited for all of them).
+        self._queue.put(work)
         if not self._threads:
             self._threads = [threading.Thread(target=self._run, name=f"{self._name}_{i}", daemon=True)
                              for i in range(self._size)]
             for t in self._threads:
                 t.start()
-        self._queue.put(work)
 
     def _run(self) -> None:
         while True:
