@@ -6,8 +6,8 @@ dataclasses generate, pydantic's validators), and the collector would walk them 
 while they are made: ~40 ms, a tenth of a restarted ``kubesched run``'s time to its first bind
 (kube-scheduler binds again ~0.24 s after its process starts). The command resumes collection
 with :func:`startup_done` (kubesched._startup) once its modules are imported; ``kubesched run`` once its scheduling
-loop has made its first attempt (its informers' stores and cache, built meanwhile, cost the
-collector another ~50 ms), or after at most a few seconds (kubesched.live.command).
+loop's first attempt and its binding cycle are done (its informers' stores and cache, built
+meanwhile, cost the collector another ~50 ms), or after at most a few seconds (kubesched.live.command).
 
 It also installs the bytecode cache of the methods dataclasses generate
 (:mod:`kubesched._dataclass_code`), written when the modules are imported and at exit, and

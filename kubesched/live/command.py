@@ -212,9 +212,9 @@ def run(options: RunOptions, serving: ServingOptions, leader_election_flags: Lea
     # Only a log line depends on the API server's /version: read meanwhile, not on the way to scheduling.
     threading.Thread(target=warn_on_version_skew, args=(api, features), name="version-skew", daemon=True).start()
     restore_signals = install_stop_signals(stop)
-    # Garbage collection, paused while the command starts, resumes with the scheduling loop's
-    # first attempt (_running), or after GC_PAUSE_LIMIT if that takes longer (informers that
-    # cannot sync: retried requests leave garbage behind).
+    # Garbage collection, paused while the command starts, resumes once the scheduling loop's
+    # first attempt and its binding cycle are done (_running), or after GC_PAUSE_LIMIT if that
+    # takes longer (informers that cannot sync: retried requests leave garbage behind).
     gc_limit = threading.Timer(GC_PAUSE_LIMIT, _resume_collection)
     gc_limit.daemon = True
     gc_limit.start()
@@ -337,7 +337,7 @@ def _resume_collection() -> None:
 
 
 def _running(metrics: SchedulerMetrics, server: _DeferredServing | None) -> None:
-    """What waits for the scheduling loop's first attempt (its bind under way): garbage
+    """What waits for the scheduling loop's first attempt and its binding cycle: garbage
     collection, paused by the ``kubesched`` command while it starts (kubesched._entry: the
     collector would otherwise walk the modules, informer stores and cache being built, ~50 ms
     of a restart's ~0.6 s to its first bind); and, on a thread of their own, the metrics'

@@ -163,8 +163,8 @@ class SchedulerMetrics:
     ``deferred``: the prometheus_client metrics are built (and prometheus_client imported) by
     :meth:`materialize`, or the first :meth:`render`, not now; what is recorded before is kept
     in order and replayed on them then, so they read exactly as if they had existed from the
-    start. ``kubesched run`` defers them until its scheduling loop has made its first attempt
-    (a restarted scheduler's time to its first bind)."""
+    start. ``kubesched run`` defers them until its scheduling loop's first attempt and its
+    binding cycle are done (a restarted scheduler's time to its first bind)."""
 
     schedule_attempts: Counter | _Deferred
     scheduling_attempt_duration: Histogram | _Deferred
