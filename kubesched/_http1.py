@@ -11,7 +11,7 @@ kubesched.cluster and kubesched.extender apart, so what they share lives here, o
 The two transports report failures differently (the API client as client-go's utilnet sees
 Go's transport errors, the extender client as net/http's error strings), so this module raises
 only neutral errors: :class:`Expired` when a deadline passes, :class:`TooLarge` for a reply over
-its limit, and the OSError / ssl.SSLError / http_client.HTTPException / zlib.error of the
+its limit, and the OSError / ssl.SSLError / http.client.HTTPException / zlib.error of the
 exchange; each transport maps them to its own.
 """
 
@@ -166,7 +166,7 @@ def content_length(headers: Mapping[str, str]) -> int:
 
 def read_head(conn: Conn, fill: Callable[[], bool]) -> tuple[int, str, bool, dict[str, str]]:
     """The next final reply's (status, reason, HTTP/1.0?, headers with lower-case names).
-    http_client.RemoteDisconnected (a ConnectionResetError) when the connection ends before any
+    http.client.RemoteDisconnected (a ConnectionResetError) when the connection ends before any
     byte of it."""
     while True:
         start = 0

@@ -80,14 +80,14 @@ def _guard(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-# Commands kept in their own modules (kubesched/cli/<name>.py), which register on ``main`` when
-# imported (they import ``main`` and the helpers of this module).
 # click's path types, made once: each click.Path() looks its name up in gettext's catalogs
 # (stat calls in every locale directory, on the way to a restarted `kubesched run`'s first bind).
 PATH = click.Path()
 FILE = click.Path(dir_okay=False)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False)
 
+# Commands kept in their own modules (kubesched/cli/<name>.py), which register on ``main`` when
+# imported (they import ``main`` and the helpers of this module).
 _COMMAND_MODULES = {
     "autoscale": "kubesched.cli.autoscale",
     "capacity": "kubesched.cli.capacity",

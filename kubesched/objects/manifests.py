@@ -252,10 +252,16 @@ def _textual_depth(text: str) -> int:
     return max(deepest, max(runs, default=0))
 
 
+def _nests_too_deep(text: str) -> bool:
+    """Whether YAML ``text`` nests deeper than libyaml's recursive composer should be asked to
+    go: the cheap textual estimate first, the event stream to confirm it."""
+    return _textual_depth(text) > 10 * MAX_NESTING_DEPTH and _event_depth(text) > 10 * MAX_NESTING_DEPTH
+
+
 def load_yaml_document(text: str) -> Any:
     """One YAML document read with the C loader (a kubeconfig), refused with ValueError when it
-    nests deeper than libyaml's recursive composer should be asked to go (see _textual_depth)."""
-    if _textual_depth(text) > 10 * MAX_NESTING_DEPTH and _event_depth(text) > 10 * MAX_NESTING_DEPTH:
+    nests too deep (:func:`_nests_too_deep`), as load_manifests refuses such a file."""
+    if _nests_too_deep(text):
         raise ValueError(f"nested deeper than {MAX_NESTING_DEPTH} levels")
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - the safe loader (CSafeLoader)
 
@@ -404,7 +410,7 @@ def _documents(path: Path) -> tuple[list[Any], bool]:
             return [_json_document(text.lstrip("\ufeff"))], False
         except _NotJSON:
             pass  # YAML flow style, or broken: the YAML reader decides and reports
-    if _textual_depth(text) > 10 * MAX_NESTING_DEPTH and _event_depth(text) > 10 * MAX_NESTING_DEPTH:
+    if _nests_too_deep(text):
         raise ManifestError(str(path), None, "", f"nested deeper than {MAX_NESTING_DEPTH} levels")
     try:
         return list(yaml.load_all(text, Loader=_Loader)), "*" in text
