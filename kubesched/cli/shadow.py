@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from kubesched.cli import _explain, _guard, features_option, main, version_options
+from kubesched.cli import _guard, features_option, main, version_options
 from kubesched.errors import ConfigError
 from kubesched.live.serving import DEFAULT_BIND_ADDRESS, DEFAULT_SECURE_PORT
 from kubesched.objects import Node
@@ -25,6 +25,7 @@ def explain_table(attempt: Attempt, nodes: Sequence[Node], oracle: str) -> str:
     code), as plain text for the log."""
     from rich.console import Console
 
+    from kubesched.cli.simulate import _explain
     from kubesched.simulation import SimulationResult, Step
 
     buf = io.StringIO()

@@ -24,6 +24,8 @@ ROOT = Path(kubesched.__file__).resolve().parent.parent
 # test doubles; importlib.metadata (and the zipfile it brings) unless a distribution declares a
 # kubesched plugin (kubesched._runtime.registry); prometheus_client and the http.server its
 # exposition brings (the metrics are built once the scheduler schedules: SchedulerMetrics' deferred).
+# The CLI's other commands: their modules (kubesched.cli._COMMAND_MODULES), with their click
+# options, and kubesched.cli.snapshot, whose --kubeconfig the what-if commands take.
 # The HTTP extenders' client unless the configuration names one (kubesched.extender), tempfile
 # unless a kubeconfig carries an inline client certificate. ssl unless the API server or serving
 # uses TLS, subprocess unless a kubeconfig runs an exec credential plugin, http.client (and the
@@ -33,12 +35,16 @@ NEVER = ("ssl", "subprocess", "http.client", "email.parser", "importlib.metadata
          "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
          "jinja2", "cryptography", "kubesched.simulation", "kubesched.timeline", "kubesched.whatif",
          "kubesched.testing", "kubesched.bench", "kubesched.soak", "kubesched.cli.shadow", "kubesched.cli.autoscale",
-         "kubesched.cli.capacity", "kubesched.cli.compare", "kubesched.cli.pack",
+         "kubesched.cli.capacity", "kubesched.cli.compare", "kubesched.cli.pack", "kubesched.cli.simulate",
+         "kubesched.cli.bench", "kubesched.cli.config", "kubesched.cli.extender", "kubesched.cli.snapshot",
          "kubesched.live.shadow", "kubesched.extender.server", "kubesched.config.policy",
          # plugins no default profile enables (kubesched.plugins.registry defers their factories)
          "kubesched.plugins.selectorspread", "kubesched.plugins.serviceaffinity", "kubesched.plugins.nodelabel",
          "kubesched.plugins.nodepreferavoidpods", "kubesched.plugins.noderesources_legacy",
-         "kubesched.plugins.gangscheduling", "kubesched.plugins.nodedeclaredfeatures")
+         "kubesched.plugins.gangscheduling", "kubesched.plugins.nodedeclaredfeatures",
+         # DRA's allocator and the CEL interpreter: only once a pod has a claim to allocate, a
+         # device is parsed or a selector compiled (a cluster without DRA objects needs neither)
+         "kubesched.plugins.dynamicresources.allocator", "kubesched.objects.cel")
 # Not before the informers' first LISTs are sent (kubesched.cluster.live.FirstLists): the
 # scheduler itself, imported while the API server answers them.
 AFTER_FIRST_LISTS = ("numpy", "kubesched.live.runner", "kubesched.scheduler", "kubesched.plugins.registry",
@@ -83,6 +89,21 @@ def test_the_scheduler_path_imports_nothing_heavy_it_does_not_use() -> None:
     assert offending(modules, NEVER) == []
 
 
+# The modules of the commands other than `run` (kubesched.cli._COMMAND_MODULES), sorted.
+OTHER_COMMANDS = ("kubesched.cli.autoscale", "kubesched.cli.bench", "kubesched.cli.capacity", "kubesched.cli.compare",
+                  "kubesched.cli.config", "kubesched.cli.extender", "kubesched.cli.pack", "kubesched.cli.shadow",
+                  "kubesched.cli.simulate", "kubesched.cli.snapshot")
+
+
+def test_the_command_line_builds_the_run_command_only() -> None:
+    """Importing the command line defines `kubesched` and `run` only: the other commands'
+    modules (their click options) and the click path types they take wait until one is asked
+    for."""
+    modules = imported("import kubesched.cli\n"
+                       "assert not kubesched.cli.path_type.cache_info().currsize, 'a click.Path was made'")
+    assert offending(modules, OTHER_COMMANDS) == []
+
+
 @pytest.mark.parametrize("argv", [["run", "--help"], ["--help"]], ids=["run's help", "the command list"])
 def test_the_command_line_loads_the_other_commands_only_when_asked(argv: list[str]) -> None:
     """`kubesched --help` lists every command (importing their modules); `kubesched run`
@@ -90,6 +111,5 @@ def test_the_command_line_loads_the_other_commands_only_when_asked(argv: list[st
     modules = imported(f"import sys; sys.argv = ['kubesched', *{argv!r}]\n"
                        "from kubesched._entry import main\n"
                        "try:\n    main()\nexcept SystemExit:\n    pass")
-    others = offending(modules, ("kubesched.cli.autoscale", "kubesched.cli.pack", "kubesched.cli.shadow"))
-    assert others == ([] if argv[0] == "run" else ["kubesched.cli.autoscale", "kubesched.cli.pack",
-                                                   "kubesched.cli.shadow"])
+    others = offending(modules, OTHER_COMMANDS)
+    assert others == ([] if argv[0] == "run" else list(OTHER_COMMANDS))
