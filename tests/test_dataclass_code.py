@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import marshal
 import pickle
 import sys
 from collections.abc import Iterator
@@ -93,6 +94,24 @@ def test_a_cache_file_that_is_not_this_interpreters_table_is_ignored(cache: Path
     cache.parent.mkdir(parents=True)
     cache.write_bytes(content)
     assert dc._load(cache) == {}
+
+
+def test_a_damaged_entry_is_compiled_again_rather_than_run(cache: Path) -> None:
+    """Entries are checked when used: a table whose values are not code (a file written by
+    something else with this interpreter's magic) makes the same class, compiled anew."""
+    make_point()
+    table = {text: "not code" for text in dc._cache}
+    table[b"not a source text"] = 1  # type: ignore[index]  # a key no lookup can match
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(importlib.util.MAGIC_NUMBER + marshal.dumps(table))
+    dc.uninstall()
+    dc._cache.clear()
+    dc._new = 0
+    dc.install()
+    assert dc._cache == table
+    cls = make_point()
+    assert dc._new == len(table) - 1
+    assert behaviour(cls) == behaviour(make_point())
 
 
 def test_nothing_is_written_with_bytecode_writing_off_unless_forced(cache: Path,

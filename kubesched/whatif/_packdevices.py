@@ -45,7 +45,8 @@ from kubesched.objects.devices import (
     Request,
     ResourceClaim,
 )
-from kubesched.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID, allocated_state
+from kubesched.plugins.dynamicresources.allocator import Allocator, DeviceID, allocated_state
+from kubesched.plugins.dynamicresources.failures import AllocationError
 from kubesched.simulation import Simulator
 
 DYNAMIC_RESOURCES = "DynamicResources"

@@ -64,10 +64,9 @@ from kubesched.objects.devices import Device as SliceDevice
 from kubesched.objects.labels import Requirement
 from kubesched.objects.model import NodeSelector, NodeSelectorTerm
 from kubesched.objects.quantity import base_value
+from kubesched.plugins.dynamicresources.failures import INVALID_POOLS, AllocationError, NodeAllocationError
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
 
-# ErrFailedAllocationOnNode's cause when a pool was invalid.
-INVALID_POOLS = "invalid resource pools were encountered"
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
 # Namespace of the deterministic share IDs (upstream draws a random UUID per share).
@@ -108,15 +107,6 @@ def _verdicts(view: DeviceView) -> _Verdicts:
     out: _Verdicts = {}
     _VERDICTS[id(view)] = (weakref.ref(view), out)
     return out
-
-
-class AllocationError(Exception):
-    """What upstream returns as an error (the claim or class is broken): the pod's cycle errs."""
-
-
-class NodeAllocationError(Exception):
-    """ErrFailedAllocationOnNode: allocation failed on this node for a reason worth reporting
-    (invalid pools); the node is unschedulable with this message."""
 
 
 class _MaxSizeExceeded(Exception):

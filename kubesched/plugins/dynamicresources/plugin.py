@@ -45,6 +45,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -89,18 +90,14 @@ from kubesched.objects.devices import (
 )
 from kubesched.objects.resources import is_scalar_resource_name
 from kubesched.objects.workloads import generated_name
-from kubesched.plugins.dynamicresources.allocator import (
-    INVALID_POOLS,
-    AllocatedTracker,
-    AllocationError,
-    Allocator,
-    AllocatorFeatures,
-    NodeAllocationError,
-)
+from kubesched.plugins.dynamicresources.failures import INVALID_POOLS, AllocationError, NodeAllocationError
 from kubesched.plugins.dynamicresources.verdicts import ERROR, FIT, NodeVerdicts
 from kubesched.plugins.helpers.eventobjects import as_objects, present
 from kubesched.plugins.helpers.nodeaffinity import node_selector_matches
 from kubesched.plugins.helpers.normalize import default_normalize_score, default_normalize_score_array
+
+if TYPE_CHECKING:
+    from kubesched.plugins.dynamicresources.allocator import AllocatedTracker, Allocator, AllocatorFeatures
 
 NAME = "DynamicResources"
 # PostFilter's words when there is nothing it could deallocate.
@@ -193,8 +190,10 @@ class DynamicResources:
         # Reserve -> PreBind: claim uid -> its allocation; what
         # SignalClaimPendingAllocation keeps in the assume cache.
         self.pending: dict[str, AllocationResult] = {}
-        # The devices of every allocated claim, kept across pods (AllocatedTracker).
-        self._allocated = AllocatedTracker()
+        # The devices of every allocated claim, kept across pods (AllocatedTracker); made with the
+        # first allocator, when the allocator's module is first imported (see
+        # kubesched.plugins.dynamicresources.failures).
+        self._allocated: AllocatedTracker | None = None
         self._extended_resources = handle.features.enabled("DRAExtendedResource")
         f = handle.features
         self._binding_conditions_on = f.enabled("DRADeviceBindingConditions") and f.enabled(
@@ -302,6 +301,8 @@ class DynamicResources:
     # ---- PreFilter / Filter
     def _features(self) -> AllocatorFeatures:
         """AllocatorFeatures: the allocator's features from the gates."""
+        from kubesched.plugins.dynamicresources.allocator import AllocatorFeatures
+
         f = self.handle.features
         return AllocatorFeatures(
             admin_access=f.enabled("DRAAdminAccess"), prioritized_list=f.enabled("DRAPrioritizedList"),
@@ -383,7 +384,11 @@ class DynamicResources:
                                                for c in claims))
         s.allocate_claims = [claims[i] for i in s.to_allocate]
         if s.to_allocate:
+            from kubesched.plugins.dynamicresources.allocator import AllocatedTracker, Allocator
+
             features = self._features()
+            if self._allocated is None:
+                self._allocated = AllocatedTracker()
             in_use = self._allocated.state(objects.resource_claims(), features.consumable_capacity)
             for alloc in self.pending.values():
                 in_use.add(alloc.devices, features.consumable_capacity)

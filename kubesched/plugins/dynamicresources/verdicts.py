@@ -34,6 +34,7 @@ assumed claims) are untouched, as it still decides every outcome once.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,12 +42,10 @@ from kubesched.framework import NodeTable
 from kubesched.framework.interfaces import IntArray
 from kubesched.objects import Node
 from kubesched.objects.devices import AllocationResult, ClaimSpec, DeviceClass, ResourceClaim
-from kubesched.plugins.dynamicresources.allocator import (
-    AllocationError,
-    Allocator,
-    DeviceID,
-    NodeAllocationError,
-)
+from kubesched.plugins.dynamicresources.failures import AllocationError, NodeAllocationError
+
+if TYPE_CHECKING:
+    from kubesched.plugins.dynamicresources.allocator import Allocator, DeviceID
 
 # What Allocate says of a node: the claims fit, they cannot all be allocated (None), the node
 # has invalid pools (NodeAllocationError), or an AllocationError (never kept).

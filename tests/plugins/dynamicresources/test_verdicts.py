@@ -29,13 +29,8 @@ from kubesched.objects.devices import (
 )
 from kubesched.plugins.dynamicresources import allocator as allocator_module
 from kubesched.plugins.dynamicresources import plugin as plugin_module
-from kubesched.plugins.dynamicresources.allocator import (
-    AllocatedState,
-    AllocationError,
-    Allocator,
-    DeviceID,
-    NodeAllocationError,
-)
+from kubesched.plugins.dynamicresources.allocator import AllocatedState, Allocator, DeviceID
+from kubesched.plugins.dynamicresources.failures import AllocationError, NodeAllocationError
 from kubesched.plugins.dynamicresources.verdicts import CANNOT_ALLOCATE, ERROR, FIT, INVALID_POOLS, NodeVerdicts
 from kubesched.simulation import Simulator, step_to_json
 from tests.builders import make_node
