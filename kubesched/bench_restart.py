@@ -6,9 +6,12 @@ its first bind; kube-scheduler takes a few tens of milliseconds).
   ``--nodes`` nodes (default 200) and ``--pods`` pending pods (default 1000) of the default
   profile's schedulerName, created before any scheduler starts. Before every start the pending
   pods are topped up to that number (the previous process bound some).
-- Each start is the real command as a deployment runs it: ``python -m kubesched run
+- Each start is the real command as a deployment runs it: ``kubesched run
   --kubeconfig=<a kubeconfig naming the API server> --secure-port=<a free port>`` (health and
-  metrics served, events written) as a child process; once the API server has seen it bind
+  metrics served, events written) as a child process -- the ``kubesched`` executable that
+  installing the package puts beside the interpreter (deploy/Containerfile's ENTRYPOINT), or
+  ``python -m kubesched`` where there is none (a source tree on PYTHONPATH; ``python -m`` costs
+  ~30 ms more: runpy, and the module found as ``__main__``); the summary names which; once the API server has seen it bind
   some pods it is killed with SIGKILL (no lease released, no binds finished) and started again.
 - The time of a start: from just before the process is spawned (fork and exec included) to the
   arrival at the API server of its first successful ``pods/binding`` request. The API server
@@ -85,6 +88,7 @@ class RestartBenchResult:
     bytecode_cached: bool = False
     problems: list[str] = field(default_factory=list)
     workload: str = "restart"
+    command: str = "kubesched"  # what was started: the installed executable or `python -m kubesched`
 
     @property
     def ok(self) -> bool:
@@ -115,7 +119,7 @@ class RestartBenchResult:
                 "restart_max_seconds": rounded(max(times)) if times else None,
                 "starts": [start(s) for s in (self.cold, *self.restarts)],
                 "leader_election": {"cold": start(self.election_cold), "restart": start(self.election_restart)},
-                "bytecode_cached": self.bytecode_cached, "problems": self.problems}
+                "bytecode_cached": self.bytecode_cached, "command": self.command, "problems": self.problems}
 
     def summary(self) -> str:
         def secs(s: Start | None) -> str:
@@ -124,7 +128,7 @@ class RestartBenchResult:
         times = self._times()
         cpu = [s.cpu_seconds for s in self.restarts if s.cpu_seconds is not None]
         lines = [f"workload=restart nodes={self.nodes} pods={self.pods} pending at every start (local API server; "
-                 f"`kubesched run` SIGKILLed once it binds, then started again)"]
+                 f"`{self.command} run` SIGKILLed once it binds, then started again)"]
         if times:
             lines.append(f"restart to first bind (--leader-elect=false): median {statistics.median(times):.3f} s "
                          f"(min {min(times):.3f}, max {max(times):.3f}) over {len(times)} restarts; "
@@ -237,13 +241,23 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def _command() -> list[str]:
+    """How a deployment starts kubesched: the ``kubesched`` executable installed with this
+    interpreter (pip writes it beside ``python`` in the environment's bin directory), else
+    ``python -m kubesched`` (the package is importable without being installed)."""
+    executable = Path(sys.executable).parent / "kubesched"
+    if executable.is_file() and os.access(executable, os.X_OK):
+        return [str(executable)]
+    return [sys.executable, "-m", "kubesched"]
+
+
 def _start(cluster: _Cluster, kubeconfig: Path, logs: Path, index: int, *, leader_elect: bool,
-           timeout: float, problems: list[str]) -> Start:
+           timeout: float, problems: list[str], command: list[str]) -> Start:
     """Start ``kubesched run``, wait for its first bind, let it bind a little more, SIGKILL it."""
     cluster.top_up()
     bound_before = cluster.api.bound()
     log_path = logs / f"start-{index}.log"
-    argv = [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={kubeconfig}",
+    argv = [*command, "run", f"--kubeconfig={kubeconfig}",
             f"--secure-port={_free_port()}", f"--leader-elect={'true' if leader_elect else 'false'}"]
     with open(log_path, "wb") as log:
         spawned = time.monotonic()
@@ -270,7 +284,7 @@ def _start(cluster: _Cluster, kubeconfig: Path, logs: Path, index: int, *, leade
     if first is None:
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
         why = f"exited with {exited}" if exited is not None else f"bound nothing within {timeout:.0f} s"
-        problems.append(f"start {index} ({' '.join(argv[2:])}) {why}" + (f": {' / '.join(tail)}" if tail else ""))
+        problems.append(f"start {index} ({' '.join(argv[len(command):])}) {why}" + (f": {' / '.join(tail)}" if tail else ""))
     return Start(None if first is None else first - spawned, bound, leader_elect, cpu)
 
 
@@ -283,7 +297,9 @@ def run_restart_bench(num_nodes: int = DEFAULT_NODES, num_pods: int = DEFAULT_PO
     if num_nodes < 1 or num_pods < 1 or restarts < 1:
         raise KubeschedError(f"want at least one node, one pod and one restart, got nodes={num_nodes} "
                              f"pods={num_pods} restarts={restarts}")
-    res = RestartBenchResult(num_nodes, num_pods, bytecode_cached=_compile_package())
+    command = _command()
+    res = RestartBenchResult(num_nodes, num_pods, bytecode_cached=_compile_package(),
+                             command="kubesched" if len(command) == 1 else "python -m kubesched")
     work = Path(tempfile.mkdtemp(prefix="kubesched-bench-restart-"))
     logs = Path(log_dir) if log_dir else work
     logs.mkdir(parents=True, exist_ok=True)
@@ -291,15 +307,15 @@ def run_restart_bench(num_nodes: int = DEFAULT_NODES, num_pods: int = DEFAULT_PO
     try:
         kubeconfig = work / "kubeconfig"
         _kubeconfig(kubeconfig, cluster.api.url)
-        starts = [_start(cluster, kubeconfig, logs, i, leader_elect=False, timeout=timeout, problems=res.problems)
-                  for i in range(restarts + 1)]
+        starts = [_start(cluster, kubeconfig, logs, i, leader_elect=False, timeout=timeout, problems=res.problems,
+                         command=command) for i in range(restarts + 1)]
         res.cold, res.restarts = starts[0], starts[1:]
         if leader_election:
             # The lease's wait can take leaseDuration (15 s) + a retry period (2 s) and more.
             res.election_cold = _start(cluster, kubeconfig, logs, restarts + 1, leader_elect=True,
-                                       timeout=timeout, problems=res.problems)
+                                       timeout=timeout, problems=res.problems, command=command)
             res.election_restart = _start(cluster, kubeconfig, logs, restarts + 2, leader_elect=True,
-                                          timeout=timeout, problems=res.problems)
+                                          timeout=timeout, problems=res.problems, command=command)
         return res
     finally:
         cluster.close()

@@ -4,8 +4,13 @@ waits for the dead leader's lease."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import pytest
 from click.testing import CliRunner
 
+from kubesched import bench_restart
 from kubesched.bench_restart import run_restart_bench
 from kubesched.cli import main
 
@@ -22,6 +27,23 @@ def test_every_start_binds_and_the_restart_with_leader_election_waits_for_the_le
     data = res.as_dict()
     assert data["workload"] == "restart" and data["restart_median_seconds"] == round(res.median, 3)
     assert "restart to first bind" in res.summary() and "leader election" in res.summary()
+    assert f"`{res.command} run`" in res.summary() and data["command"] == res.command
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("executable", ["{bin}/kubesched"]),
+    ("not executable", ["{bin}/python", "-m", "kubesched"]),
+    ("absent", ["{bin}/python", "-m", "kubesched"]),
+], ids=["the installed kubesched executable is started as a deployment starts it",
+        "a kubesched file that cannot be executed is not",
+        "without one the package is run with python -m"])
+def test_each_start_runs_the_command_a_deployment_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        script: str, expected: list[str]) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    if script != "absent":
+        (tmp_path / "kubesched").write_text("#!/bin/sh\n")
+        (tmp_path / "kubesched").chmod(0o755 if script == "executable" else 0o644)
+    assert bench_restart._command() == [part.format(bin=tmp_path) for part in expected]  # noqa: SLF001
 
 
 def test_the_bench_command_offers_the_restart_workload() -> None:
