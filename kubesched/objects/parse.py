@@ -440,6 +440,7 @@ _T = TypeVar("_T")
 _RESOURCES_CACHE: dict[bytes, _PodResources] = {}
 _TOLERATIONS_CACHE: dict[bytes, tuple[Toleration, ...]] = {}
 _AFFINITY_CACHE: dict[bytes, Affinity | None] = {}
+_CACHE_SIZE = 1024  # entries of each cache (_memo empties a full one)
 # What _container reads of a container: the pods of one template share these while their
 # containers differ elsewhere (the service account token's volume mount is named per pod).
 _CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
@@ -456,7 +457,6 @@ def _containers_key(raw: Any) -> Any:
             return raw
         out.append([c.get(k) for k in _CONTAINER_FIELDS])
     return out
-_CACHE_SIZE = 1024
 
 
 def _pod_level_requests(spec: Raw, containers: tuple[Container, ...],

@@ -18,6 +18,11 @@ import kubesched
 
 ROOT = Path(kubesched.__file__).resolve().parent.parent
 
+# The modules of the commands other than `run` (kubesched.cli._COMMAND_MODULES), sorted.
+OTHER_COMMANDS = ("kubesched.cli.autoscale", "kubesched.cli.bench", "kubesched.cli.capacity", "kubesched.cli.compare",
+                  "kubesched.cli.config", "kubesched.cli.extender", "kubesched.cli.pack", "kubesched.cli.shadow",
+                  "kubesched.cli.simulate", "kubesched.cli.snapshot")
+
 # Never on the way to the first bind: the web server of health and metrics (started once the
 # scheduler schedules), httpx (the API client's own transport carries every request), the CLI's
 # other commands and what they use (rich, the simulator, the what-if engine, the solvers), the
@@ -34,9 +39,7 @@ ROOT = Path(kubesched.__file__).resolve().parent.parent
 NEVER = ("ssl", "subprocess", "http.client", "email.parser", "importlib.metadata", "zipfile", "prometheus_client", "http.server", "kubesched.extender", "tempfile",
          "uvicorn", "starlette", "anyio", "h11", "httpx", "httpcore", "rich", "pydantic", "hypothesis", "highspy",
          "jinja2", "cryptography", "kubesched.simulation", "kubesched.timeline", "kubesched.whatif",
-         "kubesched.testing", "kubesched.bench", "kubesched.soak", "kubesched.cli.shadow", "kubesched.cli.autoscale",
-         "kubesched.cli.capacity", "kubesched.cli.compare", "kubesched.cli.pack", "kubesched.cli.simulate",
-         "kubesched.cli.bench", "kubesched.cli.config", "kubesched.cli.extender", "kubesched.cli.snapshot",
+         "kubesched.testing", "kubesched.bench", "kubesched.soak", *OTHER_COMMANDS,
          "kubesched.live.shadow", "kubesched.extender.server", "kubesched.config.policy",
          # plugins no default profile enables (kubesched.plugins.registry defers their factories)
          "kubesched.plugins.selectorspread", "kubesched.plugins.serviceaffinity", "kubesched.plugins.nodelabel",
@@ -88,11 +91,6 @@ def test_the_scheduler_path_imports_nothing_heavy_it_does_not_use() -> None:
     assert {"numpy", "kubesched.live.runner", "kubesched.scheduler"} <= modules
     assert offending(modules, NEVER) == []
 
-
-# The modules of the commands other than `run` (kubesched.cli._COMMAND_MODULES), sorted.
-OTHER_COMMANDS = ("kubesched.cli.autoscale", "kubesched.cli.bench", "kubesched.cli.capacity", "kubesched.cli.compare",
-                  "kubesched.cli.config", "kubesched.cli.extender", "kubesched.cli.pack", "kubesched.cli.shadow",
-                  "kubesched.cli.simulate", "kubesched.cli.snapshot")
 
 
 def test_the_command_line_builds_the_run_command_only() -> None:
