@@ -9,8 +9,9 @@ with :func:`startup_done` (kubesched._startup) once its modules are imported; ``
 loop's first attempt and its binding cycle are done (its informers' stores and cache, built
 meanwhile, cost the collector another ~50 ms), or after at most a few seconds (kubesched.live.command).
 
-It also installs the bytecode cache of the methods dataclasses generate
-(:mod:`kubesched._dataclass_code`), written when the modules are imported and at exit, and
+It also installs the bytecode cache of the methods dataclasses generate and the programs
+regular expressions compile to (:mod:`kubesched._code_cache`), written when the modules are
+imported and at exit, and
 runs numpy's BLAS (OpenBLAS) on one thread unless the environment says otherwise: OpenBLAS
 starts a thread per core when numpy is imported (~60 ms of a restarted ``kubesched run``'s
 start on two cores, more threads and memory on a big control-plane node), and kubesched does
@@ -30,21 +31,21 @@ __all__ = ["main", "startup_done"]
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 
-def _save_dataclass_code() -> None:
-    from kubesched import _dataclass_code
+def _save_code_cache() -> None:
+    from kubesched import _code_cache
 
-    _dataclass_code.save()
+    _code_cache.save()
 
 
 def main() -> None:
-    # The dataclass code compiled while starting is saved when collection resumes.
-    pause(_save_dataclass_code)
+    # The code compiled while starting is saved when collection resumes.
+    pause(_save_code_cache)
     if not any(os.environ.get(name) for name in _BLAS_THREADS):
         os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read when numpy loads OpenBLAS, later in this process
-    from kubesched import _dataclass_code
+    from kubesched import _code_cache
 
-    _dataclass_code.install()
-    atexit.register(_dataclass_code.save)
+    _code_cache.install()
+    atexit.register(_code_cache.save)
     from kubesched.cli import main as command
 
     command()

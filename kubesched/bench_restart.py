@@ -26,8 +26,8 @@ its first bind; kube-scheduler takes a few tens of milliseconds).
   and one restart with the default leader election are measured after them
   (``leader_election``): the restart shows the lease's wait.
 - Bytecode: a deployed kubesched is installed with its modules compiled (``pip install``
-  writes the ``.pyc`` files) and its dataclass code cache written (deploy/Containerfile runs
-  ``python -m kubesched._dataclass_code``); the bench does both before the first start, lets
+  writes the ``.pyc`` files) and its start-up code cache written (deploy/Containerfile runs
+  ``python -m kubesched._code_cache``); the bench does both before the first start, lets
   the children read them (it drops PYTHONDONTWRITEBYTECODE from their environment), and says
   whether they were cached.
 """
@@ -141,8 +141,9 @@ class RestartBenchResult:
             lines.append(f"with leader election (the default): cold start {secs(self.election_cold)}, restart "
                          f"{secs(self.election_restart)} (the SIGKILLed leader's lease must expire first, as for "
                          "kube-scheduler: leaseDuration 15 s)")
-        lines.append("bytecode: " + ("modules and dataclass code compiled and cached, as installed"
-                                     if self.bytecode_cached else "not cached (every start compiles the modules)"))
+        lines.append("bytecode: " + ("modules, dataclass methods and regular expressions compiled and cached, "
+                                     "as installed" if self.bytecode_cached
+                                     else "not cached (every start compiles the modules)"))
         return "\n".join(lines)
 
 
@@ -173,13 +174,13 @@ current-context: bench
 
 def _compile_package() -> bool:
     """Byte-compile the kubesched package where it is installed (as ``pip install`` does) and
-    write its dataclass code cache (as deploy/Containerfile does: kubesched._dataclass_code);
+    write its start-up code cache (as deploy/Containerfile does: kubesched._code_cache);
     say whether both are cached now (False: not writable, or the interpreter caches no bytecode)."""
     package = Path(kubesched.__file__).parent
     with contextlib.suppress(OSError):
         compileall.compile_dir(str(package), quiet=2, workers=1)
     # It prints where it wrote the cache, and exits non-zero when it could not.
-    written = sp.run([sys.executable, "-m", "kubesched._dataclass_code"], env=_child_env(), stdin=sp.DEVNULL,
+    written = sp.run([sys.executable, "-m", "kubesched._code_cache"], env=_child_env(), stdin=sp.DEVNULL,
                      capture_output=True, check=False).returncode == 0
     probe = package / "live" / "runner.py"
     try:

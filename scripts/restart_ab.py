@@ -6,7 +6,7 @@ alike. How a change to the start path is judged on a machine whose speed wanders
     git worktree add /tmp/before HEAD~3
     python scripts/restart_ab.py --rounds 12 /tmp/before .
 
-Each tree runs with ``PYTHONPATH=<tree>`` and ``cwd=<tree>`` (its bytecode and dataclass code
+Each tree runs with ``PYTHONPATH=<tree>`` and ``cwd=<tree>`` (its bytecode and start-up code
 cache written first, as an installed package has them); the first round warms the page cache and
 is not counted. Prints each tree's median and minimum time from spawn to the first
 ``pods/binding`` at the server, and the process's CPU by then.
@@ -36,7 +36,9 @@ def main() -> None:
     for t in trees:
         env = dict(os.environ, PYTHONPATH=t)
         subprocess.run([sys.executable, "-m", "compileall", "-q", f"{t}/kubesched"], env=env, cwd=t, check=True)
-        subprocess.run([sys.executable, "-m", "kubesched._dataclass_code"], env=env, cwd=t, check=True,
+        # The tree's start-up code cache (kubesched._code_cache; _dataclass_code in older trees).
+        cache = "_code_cache" if Path(t, "kubesched", "_code_cache.py").exists() else "_dataclass_code"
+        subprocess.run([sys.executable, "-m", f"kubesched.{cache}"], env=env, cwd=t, check=True,
                        stdout=subprocess.DEVNULL)
 
     from kubesched import bench_restart as br

@@ -518,7 +518,7 @@ def paused_collection(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     was_enabled = gc.isenabled()
     monkeypatch.setattr(_startup, "_paused", True)
-    monkeypatch.setattr("kubesched._dataclass_code.save", lambda: None)
+    monkeypatch.setattr("kubesched._code_cache.save", lambda: None)
     gc.disable()
     try:
         yield
