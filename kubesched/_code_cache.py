@@ -133,13 +133,16 @@ class _ProgramRecorder:
         self.__dict__.update({k: v for k, v in vars(_sre).items() if not k.startswith("__") and k != "compile"})
         self.local = threading.local()
 
-    def compile(self, pattern: Any, flags: int, code: list[int], groups: int, groupindex: dict[str, int],
-                indexgroup: tuple[str | None, ...]) -> Any:
-        # The program's opcodes are int subclasses (re._constants' named constants): plain ints
-        # for marshal.
-        self.local.program = (int(flags), [int(c) for c in code], int(groups),
-                              {str(k): int(v) for k, v in groupindex.items()}, tuple(indexgroup))
-        return _sre.compile(pattern, flags, code, groups, groupindex, indexgroup)
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        pattern = _sre.compile(*args, **kwargs)  # first: whatever _sre says of the call stands
+        if len(args) == 6 and not kwargs:  # (pattern, flags, code, groups, groupindex, indexgroup)
+            _, flags, code, groups, groupindex, indexgroup = args
+            # The program's opcodes are int subclasses (re._constants' named constants): plain
+            # ints for marshal. What does not read so is not kept (another interpreter's call).
+            with contextlib.suppress(TypeError, ValueError, AttributeError):
+                self.local.program = (int(flags), [int(c) for c in code], int(groups),
+                                      {str(k): int(v) for k, v in groupindex.items()}, tuple(indexgroup))
+        return pattern
 
 
 _recorder: _ProgramRecorder | None = None
