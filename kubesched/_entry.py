@@ -11,13 +11,13 @@ meanwhile, cost the collector another ~50 ms), or after at most a few seconds (k
 
 It also installs the bytecode cache of the methods dataclasses generate and the programs
 regular expressions compile to (:mod:`kubesched._code_cache`), written when the modules are
-imported and at exit, and
-runs numpy's BLAS (OpenBLAS) on one thread unless the environment says otherwise: OpenBLAS
-starts a thread per core when numpy is imported (~60 ms of a restarted ``kubesched run``'s
-start on two cores, more threads and memory on a big control-plane node), and kubesched does
-no linear algebra that more threads would speed up (its numpy work is element-wise). numpy's
-shared libraries are mapped by a thread of their own as the command starts (the dynamic
-loader runs without the GIL, on another core), so that numpy's import only initialises them.
+imported and at exit, and runs numpy's BLAS (OpenBLAS) on one thread unless the environment
+says otherwise: OpenBLAS starts a thread per core when numpy is imported (~60 ms of a restarted
+``kubesched run``'s start on two cores, more threads and memory on a big control-plane node),
+and kubesched does no linear algebra that more threads would speed up (its numpy work is
+element-wise). numpy's shared libraries are mapped by a thread of their own as the command
+starts (the dynamic loader runs without the GIL, on another core), so that numpy's import only
+initialises them.
 """
 
 from __future__ import annotations
@@ -62,9 +62,9 @@ def _numpy_extension() -> str | None:
 
 def _load_numpy_extension() -> None:
     """Map numpy's core extension module and the libraries it links (OpenBLAS among them) into
-    the process: the dynamic loader's work, which the interpreter leaves to the thread that
-    asks and ctypes does without holding the GIL. numpy's import later finds the library loaded
-    and only initialises it. Nothing is lost if this fails: the import loads it as ever."""
+    the process: the dynamic loader's work, during which ctypes' dlopen lets the interpreter
+    run other threads. numpy's import later finds the library loaded and only initialises it.
+    Nothing is lost if this fails: the import loads it as ever."""
     path = _numpy_extension()
     if path is None:
         return
