@@ -8,8 +8,10 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import marshal
+import os
 import pickle
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,3 +222,25 @@ def test_the_builtin_exec_and_re_compiler_are_back_after_uninstall(cache: Path) 
     cc.uninstall()
     assert "exec" not in dataclasses.__dict__
     assert compiler.compile is cc._compile_pattern and compiler._sre is cc._sre
+
+
+def test_after_the_build_step_a_start_compiles_nothing(tmp_path: Path) -> None:
+    """``python -m kubesched._code_cache`` (deploy/Containerfile's build step) caches every
+    method and pattern ``kubesched run`` makes on its way to scheduling: a process that then
+    imports that way and builds the default plugins compiles none anew. (A bytecode directory
+    of the test's own: PYTHONPYCACHEPREFIX; nothing is written next to the sources.)"""
+    root = Path(cc.__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    build = subprocess.run([sys.executable, "-m", "kubesched._code_cache"], env=env, capture_output=True, text=True,
+                           check=True, timeout=300)
+    written = Path(build.stdout.strip().splitlines()[-1])
+    assert written.is_file() and str(written).startswith(str(tmp_path))
+    start = ("from kubesched import _code_cache as cc\ncc.install()\n"
+             "import kubesched.cli, kubesched.live.command, kubesched.live.runner\n"
+             "from kubesched._runtime.registry import full_registry\nfrom kubesched.features import features_for\n"
+             "for v in ('1.30', '1.36'):\n    full_registry((), features=features_for(v))\n"
+             "print(cc._new, len(cc._methods), len(cc._programs))")
+    new, methods, programs = map(int, subprocess.run([sys.executable, "-c", start], env=env, capture_output=True,
+                                                     text=True, check=True, timeout=300).stdout.split())
+    assert new == 0 and methods > 500 and programs > 40
