@@ -77,7 +77,12 @@ VOLUME_SOURCES = (
 
 
 # ---------------------------------------------------------------- small readers
+# The small readers take a JSON decoder's plain values first: an informer reads every object
+# through them, and isinstance against an ABC (Mapping) or a tuple of types costs more than the
+# exact-type test that answers for almost every value.
 def _map(raw: Any, path: str) -> Raw:
+    if type(raw) is dict:
+        return raw
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
@@ -94,6 +99,8 @@ def _list(raw: Any, path: str) -> list[Any]:
 
 
 def _str(raw: Any, path: str, default: str = "") -> str:
+    if type(raw) is str:
+        return raw
     if raw is None:
         return default
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
@@ -102,6 +109,8 @@ def _str(raw: Any, path: str, default: str = "") -> str:
 
 
 def _int(raw: Any, path: str, default: int | None = None) -> int:
+    if type(raw) is int:
+        return raw
     if raw is None:
         if default is None:
             raise FieldError(path, "Required value")
