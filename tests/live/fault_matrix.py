@@ -396,8 +396,9 @@ def bind_conflict(r: Run) -> str:
 
 def retry_after(code: int) -> Callable[[Run], str]:
     def case(r: Run) -> str:
-        # leaseDuration 6 s, renewDeadline 4 s: the lease client's timeout (4/3 s) leaves room for a 1 s Retry-After.
-        a = r.replica(A, lease=6.0, renew=4.0, retry=0.5)
+        # leaseDuration 9 s, renewDeadline 6 s: the lease client's timeout (2 s) leaves room for a 1 s
+        # Retry-After and the retried request on a loaded machine (4/3 s left 0.33 s: CI ran out once).
+        a = r.replica(A, lease=9.0, renew=6.0, retry=0.5)
         r.wait_fraction()
         r.api.fail_next(3, code, verbs=["create"], resources=["pods"], user_agent=A, retry_after=1)
         r.api.fail_next(3, code, verbs=["create"], resources=["events"], user_agent=A, retry_after=1)
