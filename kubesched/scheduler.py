@@ -730,7 +730,9 @@ class Scheduler:
         if not failing.size:
             return failing, []
         first = np.argmax(fails[:, failing], axis=0)
-        out: list[Status | None] = [None] * len(failing)
+        # The statuses by failing node, as an object array: a status is shared by the nodes
+        # with the same shortfalls and handed to them by one fancy assignment, not a loop.
+        out = np.empty(len(failing), object)
         node_only_step = np.fromiter((step.fit is None for step in plan.steps), np.bool_, len(plan.steps))
         at_node_only = node_only_step[first]
         by_row = self.cache.by_row
@@ -755,8 +757,9 @@ class Scheduler:
                 # One code per distinct set of insufficient resources: the status of a resource
                 # step is built once per (step, code), from the first node that has it.
                 codes = (short[:, cols].astype(np.int64) << np.arange(width, dtype=np.int64)[:, None]).sum(axis=0)
-                statuses: list[Status | None] = [None] * len(cols)
-                distinct = sorted(set(steps.tolist()))
+                statuses = np.empty(len(cols), object)
+                lo, hi = int(steps.min()), int(steps.max())
+                distinct = [lo] if lo == hi else sorted(set(steps.tolist()))
                 for k in distinct:
                     at = np.flatnonzero(steps == k) if len(distinct) > 1 else np.arange(len(steps))
                     step_codes = codes[at]
@@ -768,25 +771,26 @@ class Scheduler:
                                 > alloc[st_k.start + 1:st_k.stop][:, cols[at]]).any(axis=0)
                         step_codes = step_codes * 2 + over
                     # The status of each code, built from the first node that has it.
-                    built: dict[int, Status] = {}
-                    for i, code, col in zip(at.tolist(), step_codes.tolist(), cols[at].tolist(), strict=True):
-                        got = built.get(code)
-                        if got is None:
-                            got = plan.resource_status(k, free[:, col].tolist(),
-                                                       alloc[:, col].tolist() if alloc is not None else None)
-                            assert got is not None
-                            built[code] = got
-                        statuses[i] = got
+                    if step_codes.min() == step_codes.max():  # the usual case: one shortfall for all
+                        first_of, which = np.zeros(1, np.intp), np.zeros(len(at), np.intp)
+                    else:
+                        _, first_of, which = np.unique(step_codes, return_index=True, return_inverse=True)
+                    built = np.empty(len(first_of), object)
+                    for j, col in enumerate(cols[at[first_of]].tolist()):
+                        got = plan.resource_status(k, free[:, col].tolist(),
+                                                   alloc[:, col].tolist() if alloc is not None else None)
+                        assert got is not None
+                        built[j] = got
+                    statuses[at] = built[which.reshape(-1)]
             else:
-                statuses = []
-                for k, j in zip(steps.tolist(), cols.tolist(), strict=True):
+                statuses = np.empty(len(cols), object)
+                for i, (k, j) in enumerate(zip(steps.tolist(), cols.tolist(), strict=True)):
                     got = plan.resource_status(k, free[:, j].tolist(),
                                                alloc[:, j].tolist() if alloc is not None else None)
                     assert got is not None
-                    statuses.append(got)
-            for i, st in zip(at_resources.tolist(), statuses, strict=True):
-                out[i] = st
-        return failing, cast(list[Status], out)
+                    statuses[i] = got
+            out[at_resources] = statuses
+        return failing, cast(list[Status], out.tolist())
 
     def _rows(self, nodes: Sequence[NodeInfo]) -> tuple[IntArray, IntArray]:
         """(the table rows of ``nodes``, in order; per table row, its position in ``nodes``

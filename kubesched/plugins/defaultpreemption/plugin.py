@@ -210,6 +210,8 @@ def _might_help(nodes: Sequence[NodeInfo], names: Sequence[str], statuses: Mappi
     get = statuses.get
     unschedulable = Code.UNSCHEDULABLE
     helps = [s is not None and s.code == unschedulable for s in map(get, names)]
+    if all(helps):  # every node failed a resolvable filter (a preemption wave): no picking
+        return list(nodes), list(names), list(range(len(names))), {}
     positions = [i for i, h in enumerate(helps) if h]
     unresolvable = Status.unresolvable(REASON_NOT_HELPFUL)
     not_helpful = {name: unresolvable for name, h in zip(names, helps, strict=True) if not h}

@@ -7,6 +7,7 @@ message is a FitError over the dry-run statuses).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from kubesched.framework import Status
@@ -21,12 +22,17 @@ _TRUNCATION_SUFFIX = " ..."
 def reasons_histogram(statuses: Iterable[Status | None]) -> list[str]:
     """Every reason of every status counted, as ``"<count> <reason>"`` strings sorted as
     strings (Go's sort.Strings: byte order, so "10 X" sorts before "2 Y")."""
+    # Nodes share Status objects (one per distinct failure): count the objects (in C), then
+    # each one's reasons once.
+    listed = statuses if isinstance(statuses, list | tuple) else list(statuses)
+    objects = dict(zip(map(id, listed), listed, strict=True))
     counts: dict[str, int] = {}
-    for status in statuses:
+    for key, times in Counter(map(id, listed)).items():
+        status = objects[key]
         if status is None:
             continue
         for reason in status.reasons:
-            counts[reason] = counts.get(reason, 0) + 1
+            counts[reason] = counts.get(reason, 0) + times
     # UTF-8 byte order equals code point order, which is how Python compares str.
     return sorted(f"{n} {reason}" for reason, n in counts.items())
 

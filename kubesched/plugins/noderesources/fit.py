@@ -541,7 +541,10 @@ class Fit:
                 bits |= s.astype(np.int64) << b
             if sel.full:
                 bits = bits[rows]
-            uniq, inverse = np.unique(bits, return_inverse=True)
+            if bits.min() == bits.max():  # one set for every row (a preemption wave): no sort
+                uniq, inverse = bits[:1], np.zeros(len(bits), np.int64)
+            else:
+                uniq, inverse = np.unique(bits, return_inverse=True)
             sets = [[bool(u >> b & 1) for b in range(len(short))] for u in uniq.tolist()]
         else:
             matrix = np.stack(short, axis=1)

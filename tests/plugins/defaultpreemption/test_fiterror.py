@@ -5,6 +5,7 @@ of the conformance corpus."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,21 @@ def test_fit_error_message(n: int, statuses: dict[str, Status | None], pre: str,
 
 def test_reasons_histogram_ignores_missing_statuses() -> None:
     assert reasons_histogram([None, U("a"), U("a", "b")]) == ["1 b", "2 a"]
+
+
+SHARED = U("Insufficient cpu", "Insufficient memory")
+
+
+@pytest.mark.parametrize("statuses", [
+    pytest.param([SHARED, SHARED, U("Insufficient cpu"), None, SHARED, None], id="a list sharing one status object"),
+    pytest.param((SHARED, SHARED, U("Insufficient cpu"), None, SHARED, None), id="a tuple"),
+    pytest.param({"a": SHARED, "b": SHARED, "c": U("Insufficient cpu"), "d": None, "e": SHARED, "f": None}.values(),
+                 id="a dict's values, as fit_error_message passes them"),
+    pytest.param(iter([SHARED, U("Insufficient cpu"), SHARED, SHARED, None]), id="a one-shot iterator"),
+])
+def test_reasons_histogram_counts_a_shared_status_once_per_node(statuses: Iterable[Status | None]) -> None:
+    # Nodes with the same failure share one Status object: it counts once per node holding it.
+    assert reasons_histogram(statuses) == ["3 Insufficient memory", "4 Insufficient cpu"]
 
 
 @pytest.mark.parametrize(

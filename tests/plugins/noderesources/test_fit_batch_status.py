@@ -66,6 +66,27 @@ def test_nodes_short_of_the_same_resources_share_one_status() -> None:
     assert len(statuses) == 3
 
 
+@pytest.mark.parametrize(("request_", "want_codes", "want_reasons"), [
+    pytest.param({"cpu": "2"}, [1, 1, 1], ("Insufficient cpu",), id="every row short of the same resource shares code 1"),
+    pytest.param({"cpu": "100m"}, [0, 0, 0], None, id="every row fitting is code 0 with no status"),
+])
+def test_rows_of_one_shortfall_set(request_: dict[str, str], want_codes: list[int],
+                                   want_reasons: tuple[str, ...] | None) -> None:
+    nodes = [node(f"n{i}", {"cpu": "1", "memory": "1Gi", "pods": "10"}) for i in range(3)]
+    h = cluster(nodes, [])
+    incoming = pod(request_, name="incoming")
+    f = Fit(None, h)
+    state = CycleState()
+    f.pre_filter(state, incoming)
+    rows = np.array([ni.index for ni in h.snapshot.list()], np.int64)
+    codes, statuses = f.filter_batch_status(state, incoming, h.snapshot.table, rows)
+    assert codes.tolist() == want_codes
+    if want_reasons is None:
+        assert statuses == [None]
+    else:
+        assert len(statuses) == 2 and statuses[1] is not None and statuses[1].reasons == want_reasons
+
+
 def test_more_reasons_than_bits_in_an_int64_still_match_filter() -> None:
     """63 requested extended resources (plus pods): codes come from the boolean matrix."""
     names = [f"example.com/r{i}" for i in range(63)]
