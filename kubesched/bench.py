@@ -1032,6 +1032,19 @@ def protect_every_other_node(running: list[Pod]) -> tuple[list[Pod], list[PodDis
     return out, [pdb]
 
 
+def preemption_setup(num_nodes: int, num_pods: int, num_init: int, *,
+                     pdbs: bool = False) -> tuple[Setup, list[PodDisruptionBudget]]:
+    """PreemptionBasic's objects: ``num_init`` low-priority pods spread over ``num_nodes`` basic
+    nodes, ``num_pods`` high-priority preemptors; with ``pdbs``, every other node's pods under a
+    PDB allowing no disruption (also dumped for kube-scheduler by scripts/kube_scheduler_bench.py)."""
+    nodes = basic_nodes(num_nodes)
+    running = bind_spread(low_priority_pods(num_init), nodes) if num_init else []
+    budgets: list[PodDisruptionBudget] = []
+    if pdbs:
+        running, budgets = protect_every_other_node(running)
+    return Setup(nodes, running, high_priority_pods(num_pods)), budgets
+
+
 def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None = None, *,
                          init_pods: int | None = None, seed: int = 1, pdbs: bool = False,
                          features: Features | None = None) -> PreemptionBenchResult:
@@ -1044,12 +1057,8 @@ def run_preemption_bench(num_nodes: int = PREEMPTION_NODES, num_pods: int | None
     if num_nodes < 1 or num_pods < 0 or num_init < 0:
         raise KubeschedError(f"want at least one node and no negative pod count, got nodes={num_nodes} "
                              f"pods={num_pods} init pods={num_init}")
-    nodes = basic_nodes(num_nodes)
-    running = bind_spread(low_priority_pods(num_init), nodes) if num_init else []
-    budgets: list[PodDisruptionBudget] = []
-    if pdbs:
-        running, budgets = protect_every_other_node(running)
-    measured = high_priority_pods(num_pods)
+    setup, budgets = preemption_setup(num_nodes, num_pods, num_init, pdbs=pdbs)
+    nodes, running, measured = setup.nodes, setup.running, setup.measured
     latest = max((p.meta.creation_timestamp or 0.0 for p in (*running, *measured)), default=0.0)
     objs = ClusterObjects(nodes=nodes, pods=[*running, *measured], pdbs=budgets, latest_timestamp=latest,
                           features=features if features is not None else DEFAULT_FEATURES)
