@@ -254,27 +254,13 @@ func run(path string, timeout time.Duration, sendEvents bool, cpuProfile string)
 
 	tracker := &rvTracker{ObjectTracker: clienttesting.NewObjectTracker(scheme.Scheme, scheme.Codecs.UniversalDecoder())}
 	var objects []k8sruntime.Object
-	for i := range in.Namespaces {
-		objects = append(objects, &in.Namespaces[i])
-	}
-	for i := range in.PriorityClasses {
-		objects = append(objects, &in.PriorityClasses[i])
-	}
-	for i := range in.Nodes {
-		objects = append(objects, &in.Nodes[i])
-	}
-	for i := range in.Running {
-		objects = append(objects, &in.Running[i])
-	}
-	for i := range in.PDBs {
-		objects = append(objects, &in.PDBs[i])
-	}
-	for i := range in.Services {
-		objects = append(objects, &in.Services[i])
-	}
-	for i := range in.ReplicaSets {
-		objects = append(objects, &in.ReplicaSets[i])
-	}
+	objects = append(objects, objectsOf(in.Namespaces)...)
+	objects = append(objects, objectsOf(in.PriorityClasses)...)
+	objects = append(objects, objectsOf(in.Nodes)...)
+	objects = append(objects, objectsOf(in.Running)...)
+	objects = append(objects, objectsOf(in.PDBs)...)
+	objects = append(objects, objectsOf(in.Services)...)
+	objects = append(objects, objectsOf(in.ReplicaSets)...)
 	for _, obj := range objects {
 		if err := tracker.Add(obj); err != nil {
 			return nil, err
@@ -693,6 +679,19 @@ func featureGates() map[string]bool {
 			n == "VolumeCapacityPriority" || n == "PodSchedulingReadiness" {
 			out[n] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(n))
 		}
+	}
+	return out
+}
+
+// objectsOf takes the address of every element of a slice of API objects (the tracker wants
+// runtime.Objects, which only their pointers are).
+func objectsOf[T any, P interface {
+	*T
+	k8sruntime.Object
+}](items []T) []k8sruntime.Object {
+	out := make([]k8sruntime.Object, 0, len(items))
+	for i := range items {
+		out = append(out, P(&items[i]))
 	}
 	return out
 }
