@@ -329,6 +329,8 @@ def main() -> None:
         return
     if not args.go_binary:
         ap.error("want --dump, --go-binary or --build")
+    if not os.access(args.go_binary, os.X_OK) or not args.go_binary.is_file():
+        ap.error(f"--go-binary {args.go_binary}: no executable there (build it: bench/kube-scheduler/README.md)")
     if args.nodes is not None or args.pods is not None or args.init_pods is not None:
         ap.error("the comparison runs the default sizes (kubesched bench's); --nodes/--pods/--init-pods are for --dump")
     report = compare(args.go_binary, args.workload or list(WORKLOADS), args.runs, args.kube_version, args.timeout)

@@ -29,13 +29,13 @@ ksb = _script()
 
 # (workload, nodes, pods, init pods) -> (nodes, running, pending, fit nowhere, PDBs, services, ReplicaSets)
 COUNTS = [
-    pytest.param("basic", 10, 30, None, (10, 0, 30, 0, 0, 0, 0), id="basic"),
-    pytest.param("basic", 10, 30, 20, (10, 20, 30, 0, 0, 0, 0), id="basic-with-running-pods"),
-    pytest.param("preemption", 8, 6, 32, (8, 32, 6, 0, 0, 0, 0), id="preemption"),
-    pytest.param("preemption-pdb", 8, 6, 32, (8, 32, 6, 0, 1, 0, 0), id="preemption-pdb"),
-    pytest.param("preemption", None, None, None, (500, 2000, 500, 0, 0, 0, 0), id="preemption-default-sizes"),
-    pytest.param("unschedulable", 10, 52, None, (10, 0, 52, 2, 0, 0, 0), id="unschedulable"),
-    pytest.param("mixed", 20, 24, 36, (20, 20 + 36, 24, 0, 0, 5, 5), id="mixed"),
+    pytest.param("basic", 10, 30, None, (10, 0, 30, 0, 0, 0, 0), id="basic dumps nodes and pending pods only"),
+    pytest.param("basic", 10, 30, 20, (10, 20, 30, 0, 0, 0, 0), id="basic with init pods dumps them as running pods"),
+    pytest.param("preemption", 8, 6, 32, (8, 32, 6, 0, 0, 0, 0), id="preemption dumps low-priority running pods and preemptors"),
+    pytest.param("preemption-pdb", 8, 6, 32, (8, 32, 6, 0, 1, 0, 0), id="preemption-pdb adds one PDB"),
+    pytest.param("preemption", None, None, None, (500, 2000, 500, 0, 0, 0, 0), id="preemption defaults to kubesched bench sizes"),
+    pytest.param("unschedulable", 10, 52, None, (10, 0, 52, 2, 0, 0, 0), id="unschedulable names the pods that fit nowhere"),
+    pytest.param("mixed", 20, 24, 36, (20, 20 + 36, 24, 0, 0, 5, 5), id="mixed dumps its Services and ReplicaSets"),
 ]
 
 
@@ -107,8 +107,8 @@ def _setup_pods(workload: str) -> list[Any]:
     return [*setup.running, *setup.measured]
 
 
-@pytest.mark.parametrize(("workload", "protected"), [pytest.param("preemption", 0, id="preemption"),
-                                                     pytest.param("preemption-pdb", 16, id="preemption-pdb")])
+@pytest.mark.parametrize(("workload", "protected"), [pytest.param("preemption", 0, id="preemption dumps low-priority running pods and preemptors"),
+                                                     pytest.param("preemption-pdb", 16, id="preemption-pdb adds one PDB")])
 def test_preemption_priorities_and_pdbs(workload: str, protected: int) -> None:
     doc = ksb.workload_objects(workload, 8, 6, 32)
     assert {p["spec"]["priority"] for p in doc["pending"]} == {10}
