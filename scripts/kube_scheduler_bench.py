@@ -1,6 +1,7 @@
 """kube-scheduler v1.30 (Go) against ``kubesched bench --kube-version 1.30``, on the same objects.
 
-The Go side is bench/kube-scheduler/main.go (see its README.md for building it): the real
+The Go side is bench/kube-scheduler/harness.go with v1.30/kube.go or v1.36/kube.go (see its
+README.md for building it): the real
 kube-scheduler in-process over a fake clientset. This script
 
 - dumps a workload of kubesched/bench.py to the JSON that harness reads, built with the bench's
@@ -13,7 +14,7 @@ kube-scheduler in-process over a fake clientset. This script
 kube-scheduler's figure is pods per second of wall time for basic, unschedulable and mixed (its
 queue never waits), and pods per second of its busy time for preemption and preemption-pdb,
 where its wall time waits on real backoff: the time its scheduling loop spent between taking a
-pod from the queue and asking for the next one (its waits in the queue left out; see main.go).
+pod from the queue and asking for the next one (its waits in the queue left out; see harness.go).
 Its wall figure and the sum of its ``scheduler_scheduling_attempt_duration_seconds`` are
 printed beside.
 
@@ -45,7 +46,7 @@ from kubesched.objects import Node, ObjectMeta, Pod, PodDisruptionBudget, Servic
 from kubesched.objects import Workload as WorkloadObject
 
 ROOT = Path(__file__).resolve().parent.parent
-HARNESS = ROOT / "bench" / "kube-scheduler" / "main.go"
+HARNESS = ROOT / "bench" / "kube-scheduler"  # harness.go, shared, and v<release>/kube.go
 WORKLOADS = ("basic", "preemption", "preemption-pdb", "unschedulable", "mixed")
 PREEMPTION = ("preemption", "preemption-pdb")
 GO_ENV = {"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=vendor", "GOPROXY": "off"}
@@ -288,16 +289,24 @@ def compare(binary: Path, workloads: list[str], runs: int, kube_version: str, ti
 
 
 # ----------------------------------------------------------------------------- build
-def build(tree: Path, go: str, output: Path) -> None:
-    """Copy the harness into an exported microshift tree (cmd/kschedbench) and build it against
-    the tree's vendor directory."""
+def build(tree: Path, go: str, output: Path, kube_version: str) -> None:
+    """Copy the harness (harness.go and the release's v<release>/kube.go) into an exported
+    microshift tree (cmd/kschedbench: release-4.17 for 1.30, release-4.23 for 1.36) and build it
+    against the tree's vendor directory."""
+    release = HARNESS / f"v{kube_version}" / "kube.go"
+    if not release.is_file():
+        raise SystemExit(f"no harness for kube-scheduler {kube_version}: want one of "
+                         f"{', '.join(sorted(p.parent.name[1:] for p in HARNESS.glob('v*/kube.go')))}")
     target = tree / "cmd" / "kschedbench"
     target.mkdir(parents=True, exist_ok=True)
-    shutil.copy(HARNESS, target / "main.go")
+    for old in target.glob("*.go"):
+        old.unlink()
+    shutil.copy(HARNESS / "harness.go", target / "harness.go")
+    shutil.copy(release, target / "kube.go")
     env = {**os.environ, **GO_ENV}
     start = time.perf_counter()
     subprocess.run([go, "build", "-o", str(output.resolve()), "./cmd/kschedbench"], cwd=tree, env=env, check=True)
-    print(f"built {output} in {time.perf_counter() - start:.0f} s")
+    print(f"built {output} (kube-scheduler {kube_version}) in {time.perf_counter() - start:.0f} s")
 
 
 def main() -> None:
@@ -310,7 +319,7 @@ def main() -> None:
     ap.add_argument("--init-pods", type=int)
     ap.add_argument("--go-binary", type=Path, help="the built harness: run the comparison")
     ap.add_argument("--runs", type=int, default=3, help="runs per side and workload")
-    ap.add_argument("--kube-version", default="1.30")
+    ap.add_argument("--kube-version", default="1.30", help="kubesched's --kube-version, and the harness --build makes")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds a Go run may wait for its pods")
     ap.add_argument("--json-out", type=Path, help="also write every run's figures as JSON")
     ap.add_argument("--build", type=Path, metavar="TREE", help="build the harness in an exported microshift tree")
@@ -318,7 +327,7 @@ def main() -> None:
     ap.add_argument("--output", type=Path, default=Path("kschedbench"), help="the binary --build writes")
     args = ap.parse_args()
     if args.build:
-        build(args.build, args.go, args.output)
+        build(args.build, args.go, args.output, args.kube_version)
         return
     if args.dump:
         if not args.workload or len(args.workload) != 1:

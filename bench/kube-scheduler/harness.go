@@ -1,6 +1,18 @@
-// Command kschedbench runs the real kube-scheduler (k8s.io/kubernetes/pkg/scheduler, v1.30 as
-// vendored by openshift/microshift's release-4.17 branch) in-process over a fake clientset, on
-// the objects of one of kubesched's bench workloads, and prints one JSON line of figures.
+// Command kschedbench runs the real kube-scheduler (k8s.io/kubernetes/pkg/scheduler, as vendored
+// by an openshift/microshift branch: release-4.17 for v1.30, release-4.23 for v1.36) in-process
+// over a fake clientset, on the objects of one of kubesched's bench workloads, and prints one
+// JSON line of figures.
+//
+// This file is shared by both releases; what their APIs make differ (the object tracker's
+// methods, the recorder factory's type, Toleration.ToleratesTaint, the source tree's name) is in
+// v1.30/kube.go and v1.36/kube.go, one of which is built beside it. Feature gates stay at the
+// binary's defaults; -feature-gates overrides them (e.g. SchedulerAsyncPreemption=false on 1.36
+// for 1.30-style synchronous victim deletion).
+//
+// With 1.36's SchedulerAsyncPreemption a preemptor's victims are deleted by a goroutine started
+// from PostFilter, off the scheduling loop: busy time then no longer includes the deletions
+// (which run inside the loop in 1.30). The time spent in the victims' delete calls is reported
+// beside (preemption_delete_seconds, from the fake client's delete reactor).
 //
 // The input (written by scripts/kube_scheduler_bench.py --dump) is a JSON document holding the
 // workload's namespaces, nodes, running pods (spec.nodeName set), PodDisruptionBudgets,
@@ -105,16 +117,6 @@ func (t *rvTracker) Add(obj k8sruntime.Object) error {
 	return t.ObjectTracker.Add(obj)
 }
 
-func (t *rvTracker) Create(gvr schema.GroupVersionResource, obj k8sruntime.Object, ns string) error {
-	t.stamp(obj)
-	return t.ObjectTracker.Create(gvr, obj, ns)
-}
-
-func (t *rvTracker) Update(gvr schema.GroupVersionResource, obj k8sruntime.Object, ns string) error {
-	t.stamp(obj)
-	return t.ObjectTracker.Update(gvr, obj, ns)
-}
-
 // progress records what happens to the measured pods.
 type progress struct {
 	mu            sync.Mutex
@@ -125,7 +127,8 @@ type progress struct {
 	last          time.Time
 	done          chan struct{}
 	victims       int
-	protected     int // victims labelled protected=true (preemption-pdb)
+	protected     int           // victims labelled protected=true (preemption-pdb)
+	deleteTime    time.Duration // time in the victims' delete calls (async preemption: off the loop)
 	unexpected    []string
 	nominations   int
 	measuredStart atomic.Bool
@@ -187,6 +190,7 @@ type result struct {
 	Victims               int                `json:"victims_deleted"`
 	ProtectedVictims      int                `json:"protected_victims_deleted"`
 	Nominations           int                `json:"nominations"`
+	PreemptionDeleteSecs  float64            `json:"preemption_delete_seconds"`
 	WallSeconds           float64            `json:"wall_seconds"`
 	CreateSeconds         float64            `json:"create_seconds"`
 	BusySeconds           float64            `json:"busy_seconds"`
@@ -205,6 +209,7 @@ type result struct {
 	GoVersion             string             `json:"go_version"`
 	GOMAXPROCS            int                `json:"gomaxprocs"`
 	Kubernetes            string             `json:"kubernetes"`
+	SourceTree            string             `json:"source_tree"`
 	FeatureGates          map[string]bool    `json:"feature_gates"`
 	Placements            map[string]string  `json:"-"`
 }
@@ -216,9 +221,16 @@ func main() {
 	sendEvents := flag.Bool("events", false, "send the scheduler's events through an events/v1 broadcaster into the fake clientset (default: drop them)")
 	placementsPath := flag.String("placements", "", "also write measured pod -> node as JSON to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured window to this file")
+	gates := flag.String("feature-gates", "", "override feature gates, e.g. SchedulerAsyncPreemption=false (default: the 1.36 defaults)")
 	flag.Parse()
+	if *gates != "" {
+		if err := utilfeature.DefaultMutableFeatureGate.Set(*gates); err != nil {
+			fmt.Fprintln(os.Stderr, "kschedbench: -feature-gates:", err)
+			os.Exit(2)
+		}
+	}
 	if *inPath == "" {
-		fmt.Fprintln(os.Stderr, "usage: kschedbench -input workload.json [-timeout 15m] [-events] [-placements out.json] [-cpuprofile cpu.out]")
+		fmt.Fprintln(os.Stderr, "usage: kschedbench -input workload.json [-timeout 15m] [-events] [-placements out.json] [-cpuprofile cpu.out] [-feature-gates A=false,...]")
 		os.Exit(2)
 	}
 	res, err := run(*inPath, *timeout, *sendEvents, *cpuProfile)
@@ -324,19 +336,28 @@ func run(path string, timeout time.Duration, sendEvents bool, cpuProfile string)
 		prog.onBind(ns+"/"+binding.Name, binding.Target.Name)
 		return true, binding, nil
 	})
-	// Observe victims' deletions (the default reactor deletes them).
+	// Observe victims' deletions and delete them here (what the default reactor would do), timing
+	// the call.
 	client.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+		t0 := time.Now()
 		name := action.(clienttesting.DeleteAction).GetName()
-		if obj, err := tracker.Get(podsGVR, action.GetNamespace(), name); err == nil {
-			pod := obj.(*v1.Pod)
-			prog.mu.Lock()
+		obj, err := tracker.Get(podsGVR, action.GetNamespace(), name)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*v1.Pod)
+		err = tracker.Delete(podsGVR, action.GetNamespace(), name)
+		d := time.Since(t0)
+		prog.mu.Lock()
+		if err == nil {
 			prog.victims++
 			if pod.Labels["protected"] == "true" {
 				prog.protected++
 			}
-			prog.mu.Unlock()
 		}
-		return false, nil, nil
+		prog.deleteTime += d
+		prog.mu.Unlock()
+		return true, nil, err
 	})
 	// Observe the scheduler's status patches: PodScheduled=False (Unschedulable) after a failed
 	// attempt, status.nominatedNodeName after a preemption.
@@ -385,7 +406,7 @@ func run(path string, timeout time.Duration, sendEvents bool, cpuProfile string)
 		broadcaster.StartRecordingToSink(ctx.Done())
 		recorderFactory = profile.NewRecorderFactory(broadcaster)
 	} else {
-		recorderFactory = func(string) events.EventRecorder { return &events.FakeRecorder{} }
+		recorderFactory = dropEvents()
 	}
 	informerFactory := scheduler.NewInformerFactory(client, 0)
 	sched, err := scheduler.New(ctx, client, informerFactory, nil, recorderFactory,
@@ -426,6 +447,9 @@ func run(path string, timeout time.Duration, sendEvents bool, cpuProfile string)
 		if !ok {
 			return nil, fmt.Errorf("informer for %v did not sync", typ)
 		}
+	}
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		return nil, fmt.Errorf("waiting for the scheduler's event handlers: %w", err)
 	}
 	select {
 	case <-podsWatched:
@@ -489,6 +513,7 @@ func run(path string, timeout time.Duration, sendEvents bool, cpuProfile string)
 		Workload: in.Workload, Nodes: len(in.Nodes), Running: len(in.Running), Pods: len(in.Pending),
 		ExpectedBound: len(in.Pending) - len(unschedulable), ExpectedUnschedulable: len(unschedulable),
 		Victims: prog.victims, ProtectedVictims: prog.protected, Nominations: prog.nominations,
+		PreemptionDeleteSecs: prog.deleteTime.Seconds(), SourceTree: sourceTree,
 		WallSeconds: end.Sub(start).Seconds(), CreateSeconds: created.Seconds(),
 		BusySeconds: busyLoop.Seconds(), TimedOut: timedOut, Events: sendEvents,
 		Attempts: map[string]uint64{}, AttemptSeconds: map[string]float64{},
@@ -641,7 +666,7 @@ func checkCluster(tracker clienttesting.ObjectTracker, in input, bound map[strin
 			}
 			tolerated := false
 			for j := range p.Spec.Tolerations {
-				if p.Spec.Tolerations[j].ToleratesTaint(&t) {
+				if tolerates(&p.Spec.Tolerations[j], &t) {
 					tolerated = true
 				}
 			}
@@ -661,7 +686,7 @@ func kubernetesVersion() string {
 	for _, d := range info.Deps {
 		if d.Path == "k8s.io/kubernetes" {
 			if d.Replace != nil {
-				return d.Version + " => " + d.Replace.Path + " " + d.Replace.Version
+				return strings.TrimSpace(d.Version + " => " + d.Replace.Path + " " + d.Replace.Version)
 			}
 			return d.Version
 		}
@@ -676,7 +701,8 @@ func featureGates() map[string]bool {
 		n := string(name)
 		if strings.HasPrefix(n, "Scheduler") || strings.Contains(n, "Preemption") || strings.Contains(n, "PodTopologySpread") ||
 			strings.Contains(n, "PodAffinity") || n == "PodDisruptionConditions" || n == "DynamicResourceAllocation" ||
-			n == "VolumeCapacityPriority" || n == "PodSchedulingReadiness" {
+			n == "VolumeCapacityPriority" || n == "PodSchedulingReadiness" || n == "NominatedNodeNameForExpectation" ||
+			n == "GenericWorkload" || n == "OpportunisticBatching" || n == "DRADeviceTaintRules" {
 			out[n] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(n))
 		}
 	}
