@@ -44,6 +44,7 @@ from kubesched.framework.handle import PodNominator
 from kubesched.framework.interfaces import BoolArray, IntArray
 from kubesched.framework.nodetable import RowNodes
 from kubesched.objects import Pod
+from kubesched.plugins.helpers.codes import group_codes
 from kubesched.plugins.helpers.filterplan import FilterPlan, UsageCache, filter_plan
 from kubesched.plugins.helpers.fiterror import fit_error_message
 
@@ -771,17 +772,14 @@ class Scheduler:
                                 > alloc[st_k.start + 1:st_k.stop][:, cols[at]]).any(axis=0)
                         step_codes = step_codes * 2 + over
                     # The status of each code, built from the first node that has it.
-                    if step_codes.min() == step_codes.max():  # the usual case: one shortfall for all
-                        first_of, which = np.zeros(1, np.intp), np.zeros(len(at), np.intp)
-                    else:
-                        _, first_of, which = np.unique(step_codes, return_index=True, return_inverse=True)
+                    _, first_of, which = group_codes(step_codes)
                     built = np.empty(len(first_of), object)
                     for j, col in enumerate(cols[at[first_of]].tolist()):
                         got = plan.resource_status(k, free[:, col].tolist(),
                                                    alloc[:, col].tolist() if alloc is not None else None)
                         assert got is not None
                         built[j] = got
-                    statuses[at] = built[which.reshape(-1)]
+                    statuses[at] = built[which]
             else:
                 statuses = np.empty(len(cols), object)
                 for i, (k, j) in enumerate(zip(steps.tolist(), cols.tolist(), strict=True)):

@@ -25,9 +25,10 @@ def reasons_histogram(statuses: Iterable[Status | None]) -> list[str]:
     # Nodes share Status objects (one per distinct failure): count the objects (in C), then
     # each one's reasons once.
     listed = statuses if isinstance(statuses, list | tuple) else list(statuses)
-    objects = dict(zip(map(id, listed), listed, strict=True))
+    ids = list(map(id, listed))
+    objects = dict(zip(ids, listed, strict=True))
     counts: dict[str, int] = {}
-    for key, times in Counter(map(id, listed)).items():
+    for key, times in Counter(ids).items():
         status = objects[key]
         if status is None:
             continue

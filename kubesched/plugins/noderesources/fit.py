@@ -50,6 +50,7 @@ from kubesched.framework.signers import SignFragment
 from kubesched.objects import Node, Pod
 from kubesched.objects.devices import DeviceClass, is_dra_extended_resource_name
 from kubesched.objects.resources import is_extended_resource_name, is_scalar_resource_name
+from kubesched.plugins.helpers.codes import group_codes
 from kubesched.plugins.helpers.resourcefit import PODS, ResourceFit
 from kubesched.plugins.helpers.shape_score import MAX_UTILIZATION
 from kubesched.plugins.noderesources.resource_allocation import (
@@ -541,10 +542,7 @@ class Fit:
                 bits |= s.astype(np.int64) << b
             if sel.full:
                 bits = bits[rows]
-            if bits.min() == bits.max():  # one set for every row (a preemption wave): no sort
-                uniq, inverse = bits[:1], np.zeros(len(bits), np.int64)
-            else:
-                uniq, inverse = np.unique(bits, return_inverse=True)
+            uniq, _, inverse = group_codes(bits)
             sets = [[bool(u >> b & 1) for b in range(len(short))] for u in uniq.tolist()]
         else:
             matrix = np.stack(short, axis=1)
