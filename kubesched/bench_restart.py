@@ -210,6 +210,11 @@ class _Cluster:
             self.admin.request("create", "pods", namespace="default", body=_pod(self.created))
             self.created += 1
 
+    def kubeconfig(self, path: Path) -> Path:
+        """Write a kubeconfig for the API server at ``path`` (returned)."""
+        _kubeconfig(path, self.api.url)
+        return path
+
     def first_bind_since(self, since: float) -> float | None:
         """The arrival (time.monotonic) of the first successful binding after ``since``."""
         times = [r["at"] for r in self.api.requests()
@@ -252,14 +257,20 @@ def _command() -> list[str]:
     return [sys.executable, "-m", "kubesched"]
 
 
+def _run_args(kubeconfig: Path, *, leader_elect: bool) -> list[str]:
+    """``kubesched run``'s arguments against the bench's API server: its kubeconfig, a free port
+    for serving, leader election on or off."""
+    return ["run", f"--kubeconfig={kubeconfig}", f"--secure-port={_free_port()}",
+            f"--leader-elect={'true' if leader_elect else 'false'}"]
+
+
 def _start(cluster: _Cluster, kubeconfig: Path, logs: Path, index: int, *, leader_elect: bool,
            timeout: float, problems: list[str], command: list[str]) -> Start:
     """Start ``kubesched run``, wait for its first bind, let it bind a little more, SIGKILL it."""
     cluster.top_up()
     bound_before = cluster.api.bound()
     log_path = logs / f"start-{index}.log"
-    argv = [*command, "run", f"--kubeconfig={kubeconfig}",
-            f"--secure-port={_free_port()}", f"--leader-elect={'true' if leader_elect else 'false'}"]
+    argv = [*command, *_run_args(kubeconfig, leader_elect=leader_elect)]
     with open(log_path, "wb") as log:
         spawned = time.monotonic()
         proc = sp.Popen(argv, stdin=sp.DEVNULL, stdout=log, stderr=sp.STDOUT, env=_child_env())
@@ -306,8 +317,7 @@ def run_restart_bench(num_nodes: int = DEFAULT_NODES, num_pods: int = DEFAULT_PO
     logs.mkdir(parents=True, exist_ok=True)
     cluster = _Cluster(num_nodes, num_pods)
     try:
-        kubeconfig = work / "kubeconfig"
-        _kubeconfig(kubeconfig, cluster.api.url)
+        kubeconfig = cluster.kubeconfig(work / "kubeconfig")
         starts = [_start(cluster, kubeconfig, logs, i, leader_elect=False, timeout=timeout, problems=res.problems,
                          command=command) for i in range(restarts + 1)]
         res.cold, res.restarts = starts[0], starts[1:]

@@ -45,8 +45,7 @@ def main() -> None:
 
     cluster = br._Cluster(args.nodes, args.pods)  # noqa: SLF001 - the bench's own cluster
     work = Path(tempfile.mkdtemp())
-    kubeconfig = work / "kubeconfig"
-    br._kubeconfig(kubeconfig, cluster.api.url)  # noqa: SLF001
+    kubeconfig = cluster.kubeconfig(work / "kubeconfig")
     took: dict[str, list[float]] = {t: [] for t in trees}
     cpu: dict[str, list[float]] = {t: [] for t in trees}
     try:
@@ -56,8 +55,7 @@ def main() -> None:
                 before = cluster.api.bound()
                 env = br._child_env()  # noqa: SLF001
                 env["PYTHONPATH"] = t
-                argv = [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={kubeconfig}",
-                        f"--secure-port={br._free_port()}", "--leader-elect=false"]  # noqa: SLF001
+                argv = [sys.executable, "-m", "kubesched", *br._run_args(kubeconfig, leader_elect=False)]  # noqa: SLF001
                 spawned = time.monotonic()
                 with open(work / "log", "wb") as log:
                     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

@@ -36,8 +36,7 @@ def main() -> None:
 
     cluster = br._Cluster(args.nodes, args.pods)  # noqa: SLF001 - the bench's own cluster
     work = Path(tempfile.mkdtemp())
-    kubeconfig = work / "kubeconfig"
-    br._kubeconfig(kubeconfig, cluster.api.url)  # noqa: SLF001
+    kubeconfig = cluster.kubeconfig(work / "kubeconfig")
     # The installed package is what runs, not a checkout on PYTHONPATH.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     try:
@@ -48,8 +47,8 @@ def main() -> None:
                 before = cluster.api.bound()
                 out = work / f"callgrind.{n}.{i}"
                 proc = subprocess.Popen(
-                    ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}.%p", "--dump-instr=no", exe, "run",
-                     f"--kubeconfig={kubeconfig}", f"--secure-port={br._free_port()}", "--leader-elect=false"],  # noqa: SLF001
+                    ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}.%p", "--dump-instr=no", exe,
+                     *br._run_args(kubeconfig, leader_elect=False)],  # noqa: SLF001
                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 deadline = time.monotonic() + 600
                 while cluster.api.bound() == before and time.monotonic() < deadline and proc.poll() is None:
